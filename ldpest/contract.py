@@ -1,0 +1,241 @@
+"""Base classes every plugin subclasses: Mechanism, Estimator, Basis.
+
+The core knows plugins only through these classes and the registry.  The
+shape of the contract is described in DESIGN.md ("The plugin contract") and in
+docs/plugin-author-guide.md.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from .errors import DataError, IncompatibleError, ParameterError
+from .rng import resolve_rng
+from .stats import SufficientStats
+
+
+def canonical_json(spec: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a spec (sorted keys), used for equality."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+class _Configurable:
+    """Keyword-only, immutable parameters forming a JSON-serialisable spec."""
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+
+    def _set_params(self, **params) -> None:
+        try:
+            json.dumps(params)
+        except TypeError as exc:
+            raise ParameterError(f"{self.name}: parameters must be JSON-serialisable ({exc})") from None
+        object.__setattr__(self, "_params", dict(params))
+
+    @property
+    def params(self) -> dict:
+        return json.loads(json.dumps(self._params))
+
+    @property
+    def spec(self) -> dict:
+        """``{"name": ..., **params}``: enough to rebuild the object."""
+        return {"name": self.name, **self.params}
+
+    def __setattr__(self, key, value):
+        if key.startswith("_"):
+            object.__setattr__(self, key, value)
+        else:
+            raise AttributeError(f"{type(self).__name__} is immutable; build a new one with other parameters")
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and canonical_json(other.spec) == canonical_json(self.spec)
+
+    def __hash__(self) -> int:
+        return hash(canonical_json(self.spec))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__}({args})"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """An exact finite channel: ``matrix[i, j] = Q(outputs[j] | inputs[i])``."""
+
+    inputs: list
+    outputs: np.ndarray
+    matrix: np.ndarray
+
+    def max_log_ratio(self) -> float:
+        """``max_{z, x, x'} log Q(z|x) / Q(z|x')`` (infinite if some column has a zero)."""
+        with np.errstate(divide="ignore"):
+            logs = np.log(self.matrix)
+        spread = logs.max(axis=0) - logs.min(axis=0)
+        return float(spread.max())
+
+
+class Mechanism(_Configurable, abc.ABC):
+    """A client-side alpha-LDP mechanism.
+
+    Subclasses set ``name``, ``family``, ``default_estimator`` and
+    ``report_dims`` (dims of the report array, starting with ``"report"``),
+    validate their keyword parameters in ``__init__`` and call
+    ``self._set_params(...)``, and implement :meth:`encode_data`,
+    :meth:`_privatize` and :meth:`encode_reports`.
+    """
+
+    default_estimator: ClassVar[str | None] = None
+    report_dims: ClassVar[tuple[str, ...]] = ("report",)
+
+    @property
+    def epsilon(self) -> float:
+        return float(self._params["epsilon"])
+
+    # -- client side ---------------------------------------------------------
+    @abc.abstractmethod
+    def encode_data(self, data) -> np.ndarray:
+        """Validate raw data and return the array :meth:`_privatize` works on."""
+
+    @abc.abstractmethod
+    def _privatize(self, encoded: np.ndarray, rng) -> np.ndarray:
+        """Vectorised over records: one report per row of ``encoded``.
+
+        ``rng`` offers ``random(size)`` and ``integers(low, high, size)``."""
+
+    def privatize(self, data, rng=None):
+        """Privatise every record of ``data``; returns :class:`ldpest.Reports`.
+
+        ``rng``: a numpy Generator (simulation), an int seed, ``"secure"`` for
+        the OS's CSPRNG (production), or None (fresh OS-seeded numpy generator).
+        """
+        from .reports import Reports
+
+        encoded = self.encode_data(data)
+        if len(encoded) == 0:
+            raise DataError("data is empty: at least one record is needed")
+        generator, kind = resolve_rng(rng)
+        values = self._privatize(encoded, generator)
+        return Reports._wrap(values, self, rng=kind)
+
+    # -- server side ---------------------------------------------------------
+    @abc.abstractmethod
+    def encode_reports(self, values) -> np.ndarray:
+        """Validate reports collected elsewhere and return their stored form.
+
+        Raises :class:`DataError` naming what does not match (shape, domain)."""
+
+    def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
+        """Validate reports already in stored form (e.g. read from a file)."""
+        return self.encode_reports(values)
+
+    def channel(self) -> Channel | None:
+        """The exact channel for a finite output space (None if infinite)."""
+        return None
+
+
+class FrequencyOracle(abc.ABC):
+    """Protocol of mechanisms over ``categories`` whose reports give a linear
+    unbiased estimate of the category frequencies (the ``frequency``
+    estimator accepts any of them, built-in or third-party)."""
+
+    @property
+    def categories(self) -> list:
+        return list(self._params["categories"])
+
+    @abc.abstractmethod
+    def frequency_statistics(self, reports: np.ndarray) -> dict[str, object]:
+        """Additive statistics of a chunk of stored reports (ints or ExactSum)."""
+
+    @abc.abstractmethod
+    def frequency_estimate(self, stats: Mapping[str, object], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Unbiased ``theta_hat`` and its analytic standard error from the totals."""
+
+    def encode_labels(self, values, what: str = "data") -> np.ndarray:
+        """Map labels to category indices; error naming how many and which are unknown."""
+        from .labels import encode_labels
+
+        return encode_labels(values, self.categories, what)
+
+
+class Estimator(_Configurable, abc.ABC):
+    """A server-side estimator working through additive sufficient statistics.
+
+    ``accepts`` lists mechanism names (str) or classes (isinstance check) it
+    can use.  Subclasses implement :meth:`_aggregate` and :meth:`_finalize`.
+    """
+
+    accepts: ClassVar[tuple] = ()
+
+    def accepts_mechanism(self, mechanism: Mechanism) -> bool:
+        for entry in self.accepts:
+            if isinstance(entry, str) and mechanism.name == entry:
+                return True
+            if isinstance(entry, type) and isinstance(mechanism, entry):
+                return True
+        return False
+
+    def _check_mechanism(self, mechanism: Mechanism) -> None:
+        if not self.accepts_mechanism(mechanism):
+            raise IncompatibleError(
+                f"estimator {self.name!r} does not accept reports of mechanism {mechanism.name!r}"
+            )
+
+    @abc.abstractmethod
+    def _aggregate(self, mechanism: Mechanism, values: np.ndarray) -> dict[str, object]:
+        """Additive statistics of one chunk of stored report values."""
+
+    @abc.abstractmethod
+    def _finalize(self, mechanism: Mechanism, arrays: Mapping[str, object], n: int):
+        """Turn total statistics into :class:`ldpest.results.EstimateParts`."""
+
+    def aggregate(self, reports) -> SufficientStats:
+        """Sufficient statistics of a chunk of :class:`ldpest.Reports`."""
+        mechanism = reports.mechanism
+        self._check_mechanism(mechanism)
+        arrays = self._aggregate(mechanism, reports.values)
+        return SufficientStats(canonical_json(self.spec), reports.spec_json, reports.n, arrays)
+
+    def finalize(self, stats: SufficientStats):
+        """The labelled result (``xarray.Dataset``) from total statistics."""
+        from .registry import mechanism_from_spec
+        from .results import build_dataset
+
+        if stats.estimator_spec != canonical_json(self.spec):
+            raise IncompatibleError(
+                f"statistics were aggregated by {stats.estimator_spec}, not by {canonical_json(self.spec)}"
+            )
+        if stats.n == 0:
+            raise DataError("no reports: at least one report is needed to estimate")
+        mechanism = mechanism_from_spec(json.loads(stats.mechanism_spec))
+        parts = self._finalize(mechanism, stats.arrays, stats.n)
+        return build_dataset(parts, mechanism=mechanism, estimator=self, n=stats.n)
+
+    def estimate(self, reports):
+        """``finalize(aggregate(reports))``; accepts an iterable of chunks too."""
+        from .reports import Reports
+
+        if isinstance(reports, Reports):
+            return self.finalize(self.aggregate(reports))
+        total = sum(self.aggregate(chunk) for chunk in reports)
+        if total == 0:
+            raise DataError("no reports: the stream held no chunks")
+        return self.finalize(total)
+
+
+class Basis(_Configurable, abc.ABC):
+    """Orthonormal functions on [0, 1] bounded by ``B0`` (series estimators)."""
+
+    B0: ClassVar[float] = 1.0
+    ordering: ClassVar[str] = ""
+
+    def __init__(self):
+        self._set_params()
+
+    @abc.abstractmethod
+    def evaluate(self, x, k: int) -> np.ndarray:
+        """Values of the first ``k`` functions at ``x``: shape ``(len(x), k)``."""

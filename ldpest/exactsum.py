@@ -1,0 +1,108 @@
+"""Exact, order-independent sums of float64 arrays.
+
+Floating-point addition is not associative, so summing reports chunk by chunk
+(a stream, or a Dask map-reduce) would normally give a slightly different
+result from one pass.  :class:`ExactSum` keeps each column sum as an exact
+dyadic rational ``numerator * 2**exponent`` (Python integers), so the total
+does not depend on how the records were split, and :meth:`ExactSum.to_float`
+rounds it once, correctly.
+
+Each value is decomposed by ``frexp`` into a 53-bit integer mantissa and an
+exponent; the mantissas are split into 26-bit halves whose per-(exponent,
+column) sums are computed with ``bincount`` (exact in float64 as long as a block
+holds at most 2**26 values per bucket), and the buckets are combined in exact
+integer arithmetic.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+_HALF = 26
+_HALF_MASK = (1 << _HALF) - 1
+_BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
+
+
+class ExactSum:
+    """Exact column sums of a float64 array (value = ``numerators * 2**exponent``)."""
+
+    __slots__ = ("numerators", "exponent", "shape")
+
+    def __init__(self, numerators: np.ndarray, exponent: int, shape: tuple[int, ...]):
+        self.numerators = numerators  # object array of Python ints, flattened
+        self.exponent = int(exponent)
+        self.shape = tuple(shape)
+
+    @classmethod
+    def zeros(cls, shape: tuple[int, ...]) -> "ExactSum":
+        size = int(np.prod(shape, dtype=np.int64))
+        return cls(np.array([0] * size, dtype=object), 0, shape)
+
+    @classmethod
+    def of(cls, values) -> "ExactSum":
+        """Exact sum over axis 0 of ``values`` (shape ``(n, *shape)``)."""
+        values = np.asarray(values, dtype=np.float64)
+        shape = values.shape[1:]
+        flat = values.reshape(values.shape[0], -1)
+        n, width = flat.shape
+        total = cls.zeros(shape)
+        if n == 0 or width == 0:
+            return total
+        if not np.isfinite(flat).all():
+            raise ValueError("ExactSum needs finite values")
+        rows_per_block = max(1, _BLOCK // width)
+        for start in range(0, n, rows_per_block):
+            total = total + cls._of_block(flat[start:start + rows_per_block], shape)
+        return total
+
+    @classmethod
+    def _of_block(cls, block: np.ndarray, shape) -> "ExactSum":
+        mantissa, exponent = np.frexp(block)
+        integer = (mantissa * float(1 << 53)).astype(np.int64)  # exact: |integer| < 2**53
+        exponent = exponent.astype(np.int64) - 53
+        emin = int(exponent.min())
+        spread = int(exponent.max()) - emin + 1
+        width = block.shape[1]
+        key = ((exponent - emin) * width + np.arange(width)).ravel()
+        size = spread * width
+        high = np.bincount(key, weights=(integer >> _HALF).ravel(), minlength=size)
+        low = np.bincount(key, weights=(integer & _HALF_MASK).ravel(), minlength=size)
+        high = high.astype(np.int64).reshape(spread, width)
+        low = low.astype(np.int64).reshape(spread, width)
+        numerators = np.array([0] * width, dtype=object)
+        for shift in np.flatnonzero(high.any(axis=1) | low.any(axis=1)):
+            part = high[shift].astype(object) * (1 << _HALF) + low[shift].astype(object)
+            numerators = numerators + part * (1 << int(shift))
+        return cls(numerators, emin, shape)
+
+    def __add__(self, other: "ExactSum") -> "ExactSum":
+        if not isinstance(other, ExactSum):
+            return NotImplemented
+        if self.shape != other.shape:
+            raise ValueError(f"cannot add exact sums of shapes {self.shape} and {other.shape}")
+        low, high = (self, other) if self.exponent <= other.exponent else (other, self)
+        shifted = high.numerators * (1 << (high.exponent - low.exponent))
+        return ExactSum(low.numerators + shifted, low.exponent, self.shape)
+
+    def to_float(self) -> np.ndarray:
+        """The sums, each correctly rounded to float64 once."""
+        if self.exponent >= 0:
+            scale = 1 << self.exponent
+            out = [float(int(v) * scale) for v in self.numerators]
+        else:
+            denominator = 1 << -self.exponent
+            out = [int(v) / denominator for v in self.numerators]  # int / int rounds correctly
+        return np.array(out, dtype=np.float64).reshape(self.shape)
+
+    def to_fraction(self) -> list[Fraction]:
+        return [Fraction(int(v)) * Fraction(2) ** self.exponent for v in self.numerators]
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ExactSum) or self.shape != other.shape:
+            return NotImplemented
+        return self.to_fraction() == other.to_fraction()
+
+    def __repr__(self) -> str:
+        return f"ExactSum(shape={self.shape}, value={self.to_float()!r})"

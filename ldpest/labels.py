@@ -1,0 +1,82 @@
+"""Mapping category labels to indices 0..d-1, vectorised over records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+
+
+def _contiguous_int_range(categories: list) -> tuple[int, int] | None:
+    if all(isinstance(c, int) for c in categories):
+        low = categories[0]
+        if categories == list(range(low, low + len(categories))):
+            return low, low + len(categories)
+    return None
+
+
+def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
+    """Indices of ``values`` in ``categories``.
+
+    Raises :class:`DataError` naming how many values are missing (NaN/None) or
+    outside the declared categories, which ones, and the first row.
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise DataError(f"{what}: expected a 1-D sequence of labels, got shape {array.shape}")
+    span = _contiguous_int_range(categories)
+    if span is not None and array.dtype.kind in "iu":
+        codes = array.astype(np.int64) - span[0]
+        bad = (codes < 0) | (codes >= len(categories))
+        if bad.any():
+            _raise_unknown(what, array, bad, categories)
+        return codes
+    if array.dtype.kind == "f":
+        missing = np.isnan(array)
+        if missing.any():
+            _raise_missing(what, missing)
+        if all(isinstance(c, int) for c in categories) and np.all(array == np.round(array)):
+            return encode_labels(array.astype(np.int64), categories, what)
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    missing = codes < 0
+    if missing.any():
+        _raise_missing(what, missing)
+    lookup = {_key(c): i for i, c in enumerate(categories)}
+    mapped = np.array([lookup.get(_key(u), -1) for u in uniques], dtype=np.int64)
+    result = mapped[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    bad = result < 0
+    if bad.any():
+        _raise_unknown(what, array, bad, categories)
+    return result
+
+
+def _key(label):
+    if isinstance(label, np.generic):
+        label = label.item()
+    if isinstance(label, float) and label.is_integer():
+        return int(label)
+    return label
+
+
+def _raise_missing(what: str, missing: np.ndarray):
+    first = int(np.flatnonzero(missing)[0])
+    raise DataError(f"{what}: {int(missing.sum())} value(s) are missing (NaN/None), first at row {first}")
+
+
+def _raise_unknown(what: str, array: np.ndarray, bad: np.ndarray, categories: list):
+    unknown = list(dict.fromkeys(array[bad].tolist()))
+    shown = ", ".join(map(repr, unknown[:5])) + (f", ... ({len(unknown)} distinct)" if len(unknown) > 5 else "")
+    first = int(np.flatnonzero(bad)[0])
+    declared = ", ".join(map(repr, categories[:10])) + (", ..." if len(categories) > 10 else "")
+    raise DataError(
+        f"{what}: {int(bad.sum())} value(s) outside the declared categories [{declared}]: {shown} "
+        f"(first at row {first})"
+    )
+
+
+def label_coordinate(categories: list) -> np.ndarray:
+    """Category labels as a coordinate array (ints stay ints, otherwise strings)."""
+    if all(isinstance(c, int) for c in categories):
+        return np.asarray(categories, dtype=np.int64)
+    return np.asarray([str(c) for c in categories], dtype=object)

@@ -1,0 +1,216 @@
+"""Plugin discovery and lookup.
+
+Plugins are found through the ``"ldpest"`` entry-point group (the built-in
+families too), lazily on first use.  A plugin that fails to import, or whose
+hook raises, is reported with :class:`~ldpest.errors.PluginLoadWarning` and in
+:func:`plugin_errors`, and skipped.  Two plugins claiming one name is a
+:class:`~ldpest.errors.DuplicatePluginError` naming both: a name stands for a
+privacy guarantee, so it is never silently shadowed.
+
+``LDPEST_PLUGINS`` (comma-separated entry-point names), when set, is an
+allowlist: only those entry points are loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+import pluggy
+
+from . import hookspecs
+from .contract import Basis, Estimator, Mechanism
+from .errors import DuplicatePluginError, PluginError, PluginLoadWarning, UnknownPluginError
+
+ENTRY_POINT_GROUP = "ldpest"
+KINDS = {"mechanism": Mechanism, "estimator": Estimator, "basis": Basis}
+_HOOKS = {"mechanism": "register_mechanisms", "estimator": "register_estimators", "basis": "register_bases"}
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One registered name, as listed by :func:`ldpest.plugins`."""
+
+    name: str
+    kind: str
+    family: str
+    origin: str  # the distribution (or "runtime") that provided it
+    version: str
+    plugin: str  # the plugin (entry-point) name
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    plugin: str
+    origin: str
+    error: str
+
+
+class Registry:
+    """The plugin manager plus the classes the plugins registered."""
+
+    def __init__(self, load_entry_points: bool = True):
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self._manager.add_hookspecs(hookspecs)
+        self._classes: dict[str, dict[str, tuple[type, PluginInfo]]] = {kind: {} for kind in KINDS}
+        self.failures: list[PluginFailure] = []
+        if load_entry_points:
+            self._load_entry_points()
+
+    # -- loading -------------------------------------------------------------
+    def _load_entry_points(self) -> None:
+        allow = os.environ.get("LDPEST_PLUGINS")
+        allowed = {name.strip() for name in allow.split(",")} if allow else None
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if allowed is not None and ep.name not in allowed:
+                continue
+            dist = getattr(ep, "dist", None)
+            origin = dist.name if dist is not None else "unknown"
+            version = dist.version if dist is not None else ""
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # a broken plugin must not break the others
+                self._fail(ep.name, origin, f"import failed: {type(exc).__name__}: {exc}")
+                continue
+            self.register_plugin(plugin, name=ep.name, origin=origin, version=version)
+
+    def _fail(self, plugin: str, origin: str, error: str) -> None:
+        self.failures.append(PluginFailure(plugin, origin, error))
+        warnings.warn(f"ldpest plugin {plugin!r} ({origin}) skipped: {error}", PluginLoadWarning, stacklevel=3)
+
+    def register_plugin(self, plugin, name: str | None = None, origin: str = "runtime", version: str = "") -> None:
+        """Register a plugin object (module or instance with hookimpls).
+
+        Its classes are added all-or-nothing: if a hook raises, the plugin is
+        reported and skipped; a duplicate name raises DuplicatePluginError.
+        """
+        name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        try:
+            self._manager.register(plugin, name=name)
+        except ValueError as exc:
+            raise PluginError(f"plugin {name!r} is already registered ({exc})") from None
+        staged: list[tuple[str, type, PluginInfo]] = []
+        try:
+            for kind, hook_name in _HOOKS.items():
+                for impl in getattr(self._manager.hook, hook_name).get_hookimpls():
+                    if impl.plugin_name != name:
+                        continue
+                    impl.function(register=self._collector(kind, name, origin, version, staged))
+        except PluginError:
+            self._manager.unregister(name=name)
+            raise
+        except Exception as exc:
+            self._manager.unregister(name=name)
+            self._fail(name, origin, f"registration failed: {type(exc).__name__}: {exc}")
+            return
+        seen: dict[tuple[str, str], PluginInfo] = {}
+        for kind, cls, info in staged:
+            other = self._classes[kind].get(info.name, (None, None))[1] or seen.get((kind, info.name))
+            if other is not None:
+                self._manager.unregister(name=name)
+                raise DuplicatePluginError(
+                    f"{kind} name {info.name!r} is claimed by two plugins: "
+                    f"{other.plugin!r} ({other.origin}) and {info.plugin!r} ({info.origin})"
+                )
+            seen[(kind, info.name)] = info
+        for kind, cls, info in staged:
+            self._classes[kind][info.name] = (cls, info)
+
+    def _collector(self, kind, plugin, origin, version, staged):
+        base = KINDS[kind]
+
+        def register(cls):
+            if not (isinstance(cls, type) and issubclass(cls, base)):
+                raise PluginError(f"plugin {plugin!r}: {cls!r} registered as a {kind} is not a {base.__name__} subclass")
+            if not isinstance(getattr(cls, "name", None), str) or not cls.name:
+                raise PluginError(f"plugin {plugin!r}: {cls.__name__} has no name")
+            info = PluginInfo(cls.name, kind, getattr(cls, "family", ""), origin, version, plugin)
+            staged.append((kind, cls, info))
+            return cls
+
+        return register
+
+    # -- lookup --------------------------------------------------------------
+    def get(self, kind: str, name: str) -> type:
+        try:
+            return self._classes[kind][name][0]
+        except KeyError:
+            known = ", ".join(sorted(self._classes[kind])) or "(none)"
+            hint = ""
+            if self.failures:
+                hint = "; plugins that failed to load: " + ", ".join(f.plugin for f in self.failures)
+            raise UnknownPluginError(f"unknown {kind} {name!r}; known {kind}s: {known}{hint}") from None
+
+    def infos(self) -> list[PluginInfo]:
+        rows = [info for kind in KINDS for _, info in self._classes[kind].values()]
+        return sorted(rows, key=lambda i: (list(KINDS).index(i.kind), i.family, i.name))
+
+
+_registry: Registry | None = None
+_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, built on first use (not at import)."""
+    global _registry
+    with _lock:
+        if _registry is None:
+            _registry = Registry()
+        return _registry
+
+
+def reset_registry() -> None:
+    """Forget the registry so that the next use rediscovers the entry points."""
+    global _registry
+    with _lock:
+        _registry = None
+
+
+def register_plugin(plugin, name: str | None = None) -> None:
+    """Register a plugin object at run time (notebooks, tests)."""
+    get_registry().register_plugin(plugin, name=name)
+
+
+def plugins() -> list[PluginInfo]:
+    """Every registered mechanism, estimator and basis: name, kind, family, origin, version."""
+    return get_registry().infos()
+
+
+def plugin_errors() -> list[PluginFailure]:
+    """Plugins that failed to load, with the error."""
+    return list(get_registry().failures)
+
+
+def mechanism(name: str, **params) -> Mechanism:
+    """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``."""
+    return get_registry().get("mechanism", name)(**params)
+
+
+def estimator(name: str, **params) -> Estimator:
+    """Build a registered estimator: ``ldpest.estimator("frequency", projection="simplex")``."""
+    return get_registry().get("estimator", name)(**params)
+
+
+def basis(name: str, **params) -> Basis:
+    """Build a registered basis (series estimators)."""
+    return get_registry().get("basis", name)(**params)
+
+
+def mechanism_from_spec(spec: dict) -> Mechanism:
+    """Rebuild a mechanism from its spec ``{"name": ..., **params}``."""
+    params = dict(spec)
+    name = params.pop("name", None)
+    if not isinstance(name, str):
+        raise PluginError(f"mechanism spec has no name: {spec!r}")
+    return mechanism(name, **params)
+
+
+def estimator_from_spec(spec: dict) -> Estimator:
+    params = dict(spec)
+    name = params.pop("name", None)
+    if not isinstance(name, str):
+        raise PluginError(f"estimator spec has no name: {spec!r}")
+    return estimator(name, **params)

@@ -1,0 +1,140 @@
+"""Reports: privatised values plus the spec of the mechanism that made them.
+
+A :class:`Reports` wraps an :class:`xarray.DataArray` whose first dim is
+``"report"`` (numpy- or dask-backed) and whose attrs carry the mechanism spec
+as JSON, so a report file alone is enough to estimate from.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+
+import numpy as np
+import xarray as xr
+
+from ._version import __version__
+from .atomic import atomic_path
+from .contract import Mechanism, canonical_json
+from .errors import DataError
+
+SPEC_ATTR = "mechanism_spec"
+
+
+class Reports:
+    """Privatised reports of one mechanism (see module docstring)."""
+
+    def __init__(self, data: xr.DataArray):
+        if not isinstance(data, xr.DataArray):
+            raise TypeError("Reports wraps an xarray.DataArray; use Reports.from_array for raw values")
+        if not data.dims or data.dims[0] != "report":
+            raise DataError(f"reports must have 'report' as first dim, got dims {data.dims}")
+        if SPEC_ATTR not in data.attrs:
+            raise DataError(f"reports carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
+        try:
+            json.loads(data.attrs[SPEC_ATTR])
+        except (TypeError, ValueError):
+            raise DataError(f"reports' {SPEC_ATTR!r} attribute is not valid JSON") from None
+        self._data = data
+
+    @classmethod
+    def _wrap(cls, values: np.ndarray, mechanism: Mechanism, rng: str) -> "Reports":
+        spec = canonical_json(mechanism.spec)
+        data = xr.DataArray(
+            values,
+            dims=mechanism.report_dims,
+            name="reports",
+            attrs={
+                "mechanism": mechanism.name,
+                SPEC_ATTR: spec,
+                "epsilon": mechanism.epsilon,
+                "rng": rng,
+                "ldpest_version": __version__,
+            },
+        )
+        return cls(data)
+
+    @classmethod
+    def from_array(cls, values, mechanism: Mechanism) -> "Reports":
+        """Wrap reports collected elsewhere, validated against ``mechanism``."""
+        encoded = mechanism.encode_reports(values)
+        return cls._wrap(encoded, mechanism, rng="external")
+
+    # -- views ---------------------------------------------------------------
+    @property
+    def data(self) -> xr.DataArray:
+        return self._data
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.asarray(self._data.values)
+
+    @property
+    def n(self) -> int:
+        return int(self._data.sizes["report"])
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def spec(self) -> dict:
+        return json.loads(self._data.attrs[SPEC_ATTR])
+
+    @property
+    def spec_json(self) -> str:
+        return canonical_json(self.spec)
+
+    @cached_property
+    def mechanism(self) -> Mechanism:
+        from .registry import mechanism_from_spec
+
+        return mechanism_from_spec(self.spec)
+
+    @property
+    def epsilon(self) -> float:
+        return self.mechanism.epsilon
+
+    def __getitem__(self, index) -> "Reports":
+        if not isinstance(index, slice):
+            raise TypeError("Reports can be sliced along 'report' only (reports[a:b])")
+        return Reports(self._data.isel(report=index))
+
+    def chunks(self, size: int):
+        """Iterate over consecutive chunks of at most ``size`` reports."""
+        for start in range(0, self.n, size):
+            yield self[start:start + size]
+
+    def labels(self) -> np.ndarray:
+        """Reported category labels, for mechanisms whose reports are category indices."""
+        if self._data.ndim != 1 or not hasattr(self.mechanism, "categories"):
+            raise TypeError(f"reports of {self.mechanism.name!r} are not single category labels")
+        return np.asarray(self.mechanism.categories, dtype=object)[self.values]
+
+    def to_netcdf(self, path) -> None:
+        """Write to NetCDF atomically; :func:`read_reports` gets the same reports back."""
+        with atomic_path(path) as tmp:
+            self._data.to_netcdf(tmp, engine="netcdf4")
+
+    def __repr__(self) -> str:
+        return f"<ldpest.Reports n={self.n} mechanism={self.spec_json} dims={self._data.dims}>"
+
+
+def read_reports(path, chunks=None) -> Reports:
+    """Read reports written by :meth:`Reports.to_netcdf`, validated against their mechanism.
+
+    ``chunks`` (e.g. ``{"report": 10**6}``) opens the file lazily with Dask.
+    """
+    try:
+        data = xr.open_dataarray(path, engine="netcdf4", chunks=chunks)
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not a readable NetCDF report file ({exc})") from None
+    if chunks is None:
+        data = data.load()
+        data.close()
+    reports = Reports(data)
+    if chunks is None:
+        checked = reports.mechanism.check_encoded_reports(reports.values)
+        reports = Reports(data.copy(data=checked))
+    return reports

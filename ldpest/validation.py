@@ -1,0 +1,95 @@
+"""Parameter and data checks shared by all plugins.
+
+Each check raises :class:`~ldpest.errors.ParameterError` or
+:class:`~ldpest.errors.DataError` with a message that names the parameter (or
+the data) and the offending value, and returns the normalised value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import DataError, ParameterError
+
+
+def check_epsilon(epsilon) -> float:
+    """Privacy level: a finite real number > 0 (there is deliberately no default)."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ParameterError(f"epsilon must be a positive number, got {epsilon!r}")
+    value = float(epsilon)
+    if not math.isfinite(value) or value <= 0:
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    return value
+
+
+def check_positive_int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_positive_real(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a positive number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def check_choice(name: str, value, choices) -> str:
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def _plain_label(label):
+    if isinstance(label, np.generic):
+        label = label.item()
+    if isinstance(label, bool) or not isinstance(label, (str, numbers.Integral)):
+        raise ParameterError(f"categories: labels must be strings or integers, got {label!r}")
+    return label if isinstance(label, str) else int(label)
+
+
+def check_categories(categories, minimum: int = 2) -> list:
+    """A list of at least ``minimum`` distinct labels (strings or integers)."""
+    if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
+        raise ParameterError(f"categories must be a list of labels, got {categories!r}")
+    labels = [_plain_label(c) for c in categories]
+    if len(labels) < minimum:
+        raise ParameterError(f"categories must hold at least {minimum} labels, got {len(labels)}")
+    if len(set(labels)) != len(labels):
+        seen, repeated = set(), []
+        for label in labels:
+            if label in seen and label not in repeated:
+                repeated.append(label)
+            seen.add(label)
+        raise ParameterError(f"categories must be distinct; repeated: {repeated}")
+    return labels
+
+
+def describe_values(values, limit: int = 5) -> str:
+    """A short list of example values for an error message."""
+    unique = list(dict.fromkeys(np.asarray(values).ravel().tolist()))
+    shown = ", ".join(map(repr, unique[:limit]))
+    return shown + (f", ... ({len(unique)} distinct)" if len(unique) > limit else "")
+
+
+def check_finite(name: str, values: np.ndarray) -> np.ndarray:
+    """Reject NaN and infinities, naming how many and the first position."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        where = first[0] if first.size == 1 else tuple(int(i) for i in first)
+        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite (first at row {where})")
+    return values
+
+
+def check_nonempty(name: str, count: int) -> None:
+    if count == 0:
+        raise DataError(f"{name} is empty: at least one record is needed")

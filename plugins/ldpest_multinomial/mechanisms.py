@@ -1,0 +1,219 @@
+"""Client-side mechanisms over d categories (MATH.md section 1).
+
+Keep probabilities are rounded *down* to multiples of 2**-53, the resolution
+of the uniform draws, so the implemented channel is exactly the one the
+estimators debias and its likelihood ratio never exceeds e^epsilon.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
+from ldpest.noise import LatticeLaplace
+from ldpest.validation import check_categories, check_epsilon
+
+_ROW_BLOCK_ELEMENTS = 1 << 23  # bounds temporaries of the (n, d) mechanisms
+
+
+def dyadic_floor(p: float) -> float:
+    """Largest multiple of 2**-53 not above p: P(U < result) = result exactly."""
+    return math.floor(p * 2.0 ** 53) / 2.0 ** 53
+
+
+def _check_width(values: np.ndarray, d: int, name: str) -> None:
+    if values.ndim != 2:
+        raise DataError(f"reports of {name!r} must be a 2-D array (reports x {d} categories), got shape {values.shape}")
+    if values.shape[1] != d:
+        raise DataError(f"reports have width {values.shape[1]} but mechanism {name!r} has {d} categories")
+
+
+def _row_blocks(n: int, d: int):
+    rows = max(1, _ROW_BLOCK_ELEMENTS // max(d, 1))
+    for start in range(0, n, rows):
+        yield slice(start, min(n, start + rows))
+
+
+class _CategoricalMechanism(FrequencyOracle, Mechanism):
+    family = "multinomial"
+    default_estimator = "frequency"
+
+    def __init__(self, *, epsilon, categories):
+        self._set_params(epsilon=check_epsilon(epsilon), categories=check_categories(categories))
+
+    @property
+    def d(self) -> int:
+        return len(self._params["categories"])
+
+    def encode_data(self, data) -> np.ndarray:
+        return self.encode_labels(data, "data")
+
+
+class RandomizedResponse(_CategoricalMechanism):
+    """k-ary (Warner) randomized response.
+
+    Report the true category with probability ``p = e^a / (e^a + d - 1)`` and
+    each other category with ``q = (1 - p) / (d - 1)``; ``p / q = e^a``.
+    Unbiased estimate ``theta_j = (c_j / n - q) / (p - q)`` with variance
+    ``pi_j (1 - pi_j) / (n (p - q)^2)``, ``pi_j = q + (p - q) theta_j``.
+    Reports are category indices 0..d-1 (labels in the spec).
+    """
+
+    name = "randomized-response"
+
+    def __init__(self, *, epsilon, categories):
+        super().__init__(epsilon=epsilon, categories=categories)
+        a, d = self.epsilon, self.d
+        self._p = dyadic_floor(1.0 / (1.0 + (d - 1) * math.exp(-a)))
+
+    @property
+    def p(self) -> float:
+        return self._p
+
+    @property
+    def q(self) -> float:
+        return (1.0 - self._p) / (self.d - 1)
+
+    def _privatize(self, codes, rng):
+        n = codes.shape[0]
+        keep = rng.random(n) < self._p
+        other = rng.integers(0, self.d - 1, size=n)
+        other += other >= codes  # uniform over the d - 1 other categories
+        return np.where(keep, codes, other)
+
+    def encode_reports(self, values):
+        return self.encode_labels(values, "reports")
+
+    def check_encoded_reports(self, values):
+        values = np.asarray(values)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise DataError(f"reports of {self.name!r} must be a 1-D array of category indices")
+        bad = (values < 0) | (values >= self.d)
+        if bad.any():
+            raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{self.d - 1}")
+        return values.astype(np.int64)
+
+    def channel(self) -> Channel:
+        matrix = np.full((self.d, self.d), self.q)
+        np.fill_diagonal(matrix, self._p)
+        return Channel(self.categories, np.arange(self.d), matrix)
+
+    def frequency_statistics(self, reports):
+        return {"counts": np.bincount(reports, minlength=self.d).astype(np.int64)}
+
+    def frequency_estimate(self, stats, n):
+        pi = stats["counts"] / n
+        gap = self._p - self.q
+        return (pi - self.q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+
+
+class UnaryRandomizedResponse(_CategoricalMechanism):
+    """Duchi et al.'s coordinatewise randomized response on the one-hot vector.
+
+    Each coordinate of ``e_x`` is kept with ``p = e^{a/2} / (1 + e^{a/2})`` and
+    flipped otherwise; two inputs differ in two coordinates, ratio
+    ``(p / (1-p))^2 = e^a``.  ``theta_j = (mean Z_j - (1 - p)) / (2p - 1)``,
+    variance ``pi_j (1 - pi_j) / (n (2p - 1)^2)``.  Reports are 0/1 arrays
+    of shape (n, d).
+    """
+
+    name = "unary-randomized-response"
+    report_dims = ("report", "category")
+
+    def __init__(self, *, epsilon, categories):
+        super().__init__(epsilon=epsilon, categories=categories)
+        self._p = dyadic_floor(1.0 / (1.0 + math.exp(-self.epsilon / 2)))
+
+    @property
+    def p(self) -> float:
+        return self._p
+
+    def _privatize(self, codes, rng):
+        n, d = codes.shape[0], self.d
+        out = np.empty((n, d), dtype=np.uint8)
+        for rows in _row_blocks(n, d):
+            block = rng.random((rows.stop - rows.start, d)) >= self._p  # flipped coordinates
+            block[np.arange(block.shape[0]), codes[rows]] ^= True
+            out[rows] = block
+        return out
+
+    def encode_reports(self, values):
+        values = np.asarray(values)
+        _check_width(values, self.d, self.name)
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            raise DataError(f"reports: {int(np.isnan(values).sum())} value(s) are NaN")
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            row = int(np.argwhere(bad)[0][0])
+            raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not (first at row {row})")
+        return values.astype(np.uint8)
+
+    def channel(self, max_categories: int = 12) -> Channel:
+        if self.d > max_categories:
+            raise ParameterError(f"the exact channel has 2^{self.d} outputs; enumerate it only for d <= {max_categories}")
+        outputs = np.array(list(itertools.product((0, 1), repeat=self.d)), dtype=np.uint8)
+        onehot = np.eye(self.d, dtype=np.uint8)
+        agree = (outputs[None, :, :] == onehot[:, None, :]).sum(axis=2)
+        matrix = self._p ** agree * (1 - self._p) ** (self.d - agree)
+        return Channel(self.categories, outputs, matrix)
+
+    def frequency_statistics(self, reports):
+        return {"ones": reports.sum(axis=0, dtype=np.int64)}
+
+    def frequency_estimate(self, stats, n):
+        pi = stats["ones"] / n
+        gap = 2 * self._p - 1
+        return (pi - (1 - self._p)) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+
+
+class LaplaceOneHot(_CategoricalMechanism):
+    """One-hot vector plus Laplace noise of scale ``b = 2 / a`` per coordinate.
+
+    The noise is lattice (discrete) Laplace (:mod:`ldpest.noise`), exactly
+    a-LDP and immune to the floating-point attack; its exact variance ``v``
+    (about ``2 b^2 = 8 / a^2``) enters the standard error
+    ``sqrt((theta_j (1 - theta_j) + v) / n)``.  ``theta = mean Z`` is unbiased.
+    """
+
+    name = "laplace"
+    report_dims = ("report", "category")
+
+    def __init__(self, *, epsilon, categories):
+        super().__init__(epsilon=epsilon, categories=categories)
+        self._noise = LatticeLaplace(self.epsilon, 2.0, on_lattice=True)
+
+    @property
+    def noise(self) -> LatticeLaplace:
+        return self._noise
+
+    def _privatize(self, codes, rng):
+        n, d = codes.shape[0], self.d
+        out = np.empty((n, d), dtype=np.float64)
+        for rows in _row_blocks(n, d):
+            block = self._noise.step * self._noise.integer_noise((rows.stop - rows.start, d), rng)
+            block[np.arange(block.shape[0]), codes[rows]] += 1.0
+            out[rows] = block
+        return out
+
+    def encode_reports(self, values):
+        values = np.asarray(values)
+        _check_width(values, self.d, self.name)
+        if values.dtype.kind not in "iuf":
+            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        values = values.astype(np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.argwhere(bad)[0][0])
+            raise DataError(f"reports: {int(bad.sum())} value(s) are NaN or infinite (first at row {row})")
+        return values
+
+    def frequency_statistics(self, reports):
+        return {"sums": ExactSum.of(reports)}
+
+    def frequency_estimate(self, stats, n):
+        theta = stats["sums"].to_float() / n
+        clipped = np.clip(theta, 0.0, 1.0)
+        return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
