@@ -14,7 +14,16 @@ class ParameterError(LdpestError, ValueError):
 
 
 class DataError(LdpestError, ValueError):
-    """Raw data or reports do not fit the mechanism (NaN, out of domain, wrong shape)."""
+    """Raw data or reports do not fit the mechanism (NaN, out of domain, wrong shape).
+
+    ``row`` is the 0-based index of the first offending record when known;
+    the CLI turns it into a line number of the input file.
+    """
+
+    def __init__(self, message: str, row: int | None = None):
+        self.message = message
+        self.row = None if row is None else int(row)
+        super().__init__(message if row is None else f"{message} (first at row {row})")
 
 
 class PluginError(LdpestError):

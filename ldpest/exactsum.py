@@ -45,7 +45,7 @@ class ExactSum:
         """Exact sum over axis 0 of ``values`` (shape ``(n, *shape)``)."""
         values = np.asarray(values, dtype=np.float64)
         shape = values.shape[1:]
-        flat = values.reshape(values.shape[0], -1)
+        flat = values.reshape(values.shape[0], int(np.prod(shape, dtype=np.int64)))
         n, width = flat.shape
         total = cls.zeros(shape)
         if n == 0 or width == 0:

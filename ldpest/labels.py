@@ -61,7 +61,7 @@ def _key(label):
 
 def _raise_missing(what: str, missing: np.ndarray):
     first = int(np.flatnonzero(missing)[0])
-    raise DataError(f"{what}: {int(missing.sum())} value(s) are missing (NaN/None), first at row {first}")
+    raise DataError(f"{what}: {int(missing.sum())} value(s) are missing (NaN/None)", row=first)
 
 
 def _raise_unknown(what: str, array: np.ndarray, bad: np.ndarray, categories: list):
@@ -70,8 +70,7 @@ def _raise_unknown(what: str, array: np.ndarray, bad: np.ndarray, categories: li
     first = int(np.flatnonzero(bad)[0])
     declared = ", ".join(map(repr, categories[:10])) + (", ..." if len(categories) > 10 else "")
     raise DataError(
-        f"{what}: {int(bad.sum())} value(s) outside the declared categories [{declared}]: {shown} "
-        f"(first at row {first})"
+        f"{what}: {int(bad.sum())} value(s) outside the declared categories [{declared}]: {shown}", row=first
     )
 
 

@@ -73,20 +73,11 @@ def check_categories(categories, minimum: int = 2) -> list:
     return labels
 
 
-def describe_values(values, limit: int = 5) -> str:
-    """A short list of example values for an error message."""
-    unique = list(dict.fromkeys(np.asarray(values).ravel().tolist()))
-    shown = ", ".join(map(repr, unique[:limit]))
-    return shown + (f", ... ({len(unique)} distinct)" if len(unique) > limit else "")
-
-
 def check_finite(name: str, values: np.ndarray) -> np.ndarray:
     """Reject NaN and infinities, naming how many and the first position."""
     bad = ~np.isfinite(values)
     if bad.any():
-        first = np.argwhere(bad)[0]
-        where = first[0] if first.size == 1 else tuple(int(i) for i in first)
-        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite (first at row {where})")
+        raise DataError(f"{name}: {int(bad.sum())} value(s) are NaN or infinite", row=np.argwhere(bad)[0][0])
     return values
 
 

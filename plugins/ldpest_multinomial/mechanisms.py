@@ -14,7 +14,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.noise import LatticeLaplace
-from ldpest.validation import check_categories, check_epsilon
+from ldpest.validation import check_categories, check_epsilon, check_finite
 
 _ROW_BLOCK_ELEMENTS = 1 << 23  # bounds temporaries of the (n, d) mechanisms
 
@@ -93,7 +93,8 @@ class RandomizedResponse(_CategoricalMechanism):
             raise DataError(f"reports of {self.name!r} must be a 1-D array of category indices")
         bad = (values < 0) | (values >= self.d)
         if bad.any():
-            raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{self.d - 1}")
+            raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{self.d - 1}",
+                            row=np.flatnonzero(bad)[0])
         return values.astype(np.int64)
 
     def channel(self) -> Channel:
@@ -143,12 +144,10 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
     def encode_reports(self, values):
         values = np.asarray(values)
         _check_width(values, self.d, self.name)
-        if values.dtype.kind == "f" and np.isnan(values).any():
-            raise DataError(f"reports: {int(np.isnan(values).sum())} value(s) are NaN")
         bad = (values != 0) & (values != 1)
         if bad.any():
-            row = int(np.argwhere(bad)[0][0])
-            raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not (first at row {row})")
+            raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not",
+                            row=np.argwhere(bad)[0][0])
         return values.astype(np.uint8)
 
     def channel(self, max_categories: int = 12) -> Channel:
@@ -203,12 +202,7 @@ class LaplaceOneHot(_CategoricalMechanism):
         _check_width(values, self.d, self.name)
         if values.dtype.kind not in "iuf":
             raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
-        values = values.astype(np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.argwhere(bad)[0][0])
-            raise DataError(f"reports: {int(bad.sum())} value(s) are NaN or infinite (first at row {row})")
-        return values
+        return check_finite("reports", values.astype(np.float64))
 
     def frequency_statistics(self, reports):
         return {"sums": ExactSum.of(reports)}

@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.optimize import minimize
+
+from ldpest.projection import project_positive, project_simplex
+
+vectors = arrays(np.float64, st.integers(1, 30), elements=st.floats(-50, 50, allow_nan=False))
+
+
+@given(vectors, st.floats(0.1, 10))
+@settings(max_examples=300, deadline=None)
+def test_simplex_projection_is_feasible_idempotent_and_optimal(v, total):
+    w = project_simplex(v, total)
+    assert np.all(w >= 0) and abs(w.sum() - total) < 1e-9 * max(1, total)
+    np.testing.assert_allclose(project_simplex(w, total), w, atol=1e-10)
+    # variational inequality at every vertex: <v - w, total e_j - w> <= 0
+    vertices = total * np.eye(len(v))
+    assert np.all((vertices - w) @ (v - w) <= 1e-8 * (1 + np.abs(v).max()))
+
+
+@given(vectors)
+@settings(max_examples=200, deadline=None)
+def test_simplex_projection_is_never_farther_from_a_simplex_point(v):
+    rng = np.random.default_rng(len(v))
+    theta = rng.dirichlet(np.ones(len(v)))
+    assert np.linalg.norm(project_simplex(v) - theta) <= np.linalg.norm(v - theta) + 1e-12
+
+
+def test_simplex_projection_matches_a_generic_solver():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        v = rng.normal(size=8)
+        res = minimize(lambda t: ((t - v) ** 2).sum(), np.full(8, 1 / 8), method="SLSQP",
+                       bounds=[(0, None)] * 8, constraints={"type": "eq", "fun": lambda t: t.sum() - 1},
+                       options={"ftol": 1e-14, "maxiter": 500})
+        np.testing.assert_allclose(project_simplex(v), res.x, atol=1e-6)
+
+
+def test_simplex_projection_is_batched_along_the_last_axis():
+    rng = np.random.default_rng(4)
+    v = rng.normal(size=(7, 5))
+    np.testing.assert_array_equal(project_simplex(v), np.array([project_simplex(row) for row in v]))
+
+
+def test_positive_projection():
+    m = np.array([0.5, -0.1, 0.3, 0.4])
+    out = project_positive(m)
+    np.testing.assert_allclose(out, [0.5 / 1.2, 0, 0.3 / 1.2, 0.4 / 1.2])
+    np.testing.assert_allclose(project_positive(-np.ones(4)), np.full(4, 0.25))
+
+
+@given(arrays(np.float64, st.integers(2, 20), elements=st.floats(-1, 1, allow_nan=False)))
+@settings(max_examples=200, deadline=None)
+def test_positive_projection_never_increases_l1_error_when_masses_sum_to_one(raw):
+    rng = np.random.default_rng(raw.size)
+    truth = rng.dirichlet(np.ones(raw.size))
+    m = raw - raw.mean() + 1 / raw.size  # sums to one, like an unbiased estimate's expectation
+    if np.maximum(m, 0).sum() == 0:
+        pytest.skip("degenerate")
+    assert np.abs(project_positive(m) - truth).sum() <= np.abs(m - truth).sum() + 1e-12

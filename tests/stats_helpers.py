@@ -1,0 +1,33 @@
+"""Tolerances derived from variances, shared by the statistical tests.
+
+Every Monte Carlo check compares an empirical quantity with its analytic value
+and allows Z_TOLERANCE standard errors of the *empirical* quantity, computed
+from the analytic variance: never a tuned constant.
+"""
+
+import numpy as np
+
+Z_TOLERANCE = 5.0
+
+
+def assert_mean_matches(samples, expected_mean, analytic_variance, z=Z_TOLERANCE, what="mean"):
+    """Mean of ``samples`` (reps along axis 0) within z standard errors of the analytic mean."""
+    samples = np.asarray(samples, dtype=float)
+    reps = samples.shape[0]
+    se = np.sqrt(np.asarray(analytic_variance, dtype=float) / reps)
+    deviation = np.abs(samples.mean(axis=0) - expected_mean) / se
+    assert np.all(deviation < z), f"{what}: |z| = {np.max(deviation):.2f} >= {z} (deviations {deviation})"
+
+
+def assert_variance_matches(samples, analytic_variance, z=Z_TOLERANCE, what="variance"):
+    """Sample variance within z standard errors of the analytic variance.
+
+    The standard error of a sample variance is ``sigma^2 sqrt(2 / (reps - 1))``
+    for near-normal estimates (the estimators here are sums of many reports),
+    so the relative tolerance is ``z sqrt(2 / (reps - 1))``.
+    """
+    samples = np.asarray(samples, dtype=float)
+    reps = samples.shape[0]
+    ratio = samples.var(axis=0, ddof=1) / np.asarray(analytic_variance, dtype=float)
+    tolerance = z * np.sqrt(2.0 / (reps - 1))
+    assert np.all(np.abs(ratio - 1) < tolerance), f"{what}: ratios {ratio} outside 1 +- {tolerance:.3f}"
