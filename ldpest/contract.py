@@ -91,6 +91,14 @@ class Mechanism(_Configurable, abc.ABC):
 
     default_estimator: ClassVar[str | None] = None
     report_dims: ClassVar[tuple[str, ...]] = ("report",)
+    data_kind: ClassVar[str] = "number"  # raw data: "label" (categories) or "number"
+    report_kind: ClassVar[str] = "number"  # what a report holds: "label" or "number"
+
+    def report_columns(self) -> list[str]:
+        """Column names of one report in a CSV file (one column for 1-D reports)."""
+        if len(self.report_dims) == 1:
+            return ["report"]
+        raise NotImplementedError(f"{self.name}: report_columns() must name the CSV columns of a report")
 
     @property
     def epsilon(self) -> float:
@@ -143,9 +151,16 @@ class FrequencyOracle(abc.ABC):
     unbiased estimate of the category frequencies (the ``frequency``
     estimator accepts any of them, built-in or third-party)."""
 
+    data_kind: ClassVar[str] = "label"
+
     @property
     def categories(self) -> list:
         return list(self._params["categories"])
+
+    def report_columns(self) -> list[str]:
+        if len(self.report_dims) == 1:
+            return ["report"]
+        return [f"report_{label}" for label in self.categories]
 
     @abc.abstractmethod
     def frequency_statistics(self, reports: np.ndarray) -> dict[str, object]:

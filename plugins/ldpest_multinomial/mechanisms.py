@@ -63,6 +63,7 @@ class RandomizedResponse(_CategoricalMechanism):
     """
 
     name = "randomized-response"
+    report_kind = "label"
 
     def __init__(self, *, epsilon, categories):
         super().__init__(epsilon=epsilon, categories=categories)

@@ -1,0 +1,189 @@
+"""The ``ldpest`` command line (typer).  Thin: the work is in :mod:`ldpest.pipeline`.
+
+Data go to stdout, messages to stderr.  Errors print one line
+``ldpest: error: ...`` and exit with code 2 (no traceback unless --debug).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import io as ldpio
+from . import pipeline
+from .errors import LdpestError
+from .registry import plugin_errors, plugins
+from .results import confidence_interval, estimate_variable
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Estimate probability vectors and densities from locally private reports.")
+_state = {"debug": False}
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors.")):
+    _state["debug"] = debug
+
+
+def _fail(message: str, code: int = 2):
+    typer.echo(f"ldpest: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handles_errors(command):
+    """One clear line on stderr and exit code 2 for every foreseeable error."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        if _state["debug"]:
+            return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except LdpestError as exc:
+            _fail(str(exc))
+        except (OSError, MemoryError) as exc:
+            _fail(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a bug: still no traceback (it may hold private values)
+            _fail(f"internal error {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", code=1)
+
+    return wrapper
+
+
+@contextlib.contextmanager
+def _progress(path: Path, enabled: bool):
+    """A progress bar over the bytes of ``path`` when stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                  TimeRemainingColumn(), transient=True, console=None) as bar:
+        task = bar.add_task(path.name, total=path.stat().st_size)
+        yield lambda position: bar.update(task, completed=position)
+
+
+def _summary(result, level: float) -> str:
+    name = estimate_variable(result)
+    table = ldpio.result_table(confidence_interval(result, level))
+    shown = table.head(40)
+    columns = [c for c in shown.columns if not c.endswith(("_lower", "_upper"))]
+    text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.5g}")
+    more = f"\n... ({len(table) - len(shown)} more rows)" if len(table) > len(shown) else ""
+    head = (f"{name} by {result.attrs['estimator']} from {result.attrs['mechanism']} "
+            f"(epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, projection={result.attrs['projection']}; "
+            f"lower/upper: {level:.0%} interval of the unprojected estimate)")
+    return f"{head}\n{text}{more}"
+
+
+ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")
+ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=value (value as JSON).")
+
+
+@app.command("plugins")
+@handles_errors
+def plugins_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """List the registered mechanisms, estimators and bases."""
+    rows = [vars(info) for info in plugins()]
+    failures = [vars(f) for f in plugin_errors()]
+    if as_json:
+        typer.echo(json.dumps({"plugins": rows, "failed": failures}, indent=1))
+        return
+    widths = {key: max(len(key), *(len(str(r[key])) for r in rows)) for key in ("name", "kind", "family", "origin", "version")}
+    typer.echo("  ".join(k.ljust(w) for k, w in widths.items()))
+    for row in rows:
+        typer.echo("  ".join(str(row[k]).ljust(w) for k, w in widths.items()))
+    for failure in failures:
+        typer.echo(f"failed to load {failure['plugin']} ({failure['origin']}): {failure['error']}", err=True)
+
+
+@app.command("privatize")
+@handles_errors
+def privatize_command(
+    data: Path = typer.Argument(..., help="CSV of raw data, with a header row."),
+    output: Path = typer.Option(..., "--output", "-o", help="Reports file: .nc or .csv (with its spec line)."),
+    mechanism: str = typer.Option(..., "--mechanism", "-m"),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e"),
+    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
+    column: Optional[List[str]] = ColumnOpt,
+    param: Optional[List[str]] = ParamOpt,
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+):
+    """Privatise raw data locally (as each person's device would)."""
+    mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+    with _progress(data, progress) as tick:
+        n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
+                                    rng="secure" if seed is None else seed, progress=tick)
+    typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
+
+
+@app.command("estimate")
+@handles_errors
+def estimate_command(
+    reports: Path = typer.Argument(..., help="Reports: .nc or .csv (or raw data with --raw)."),
+    column: Optional[List[str]] = ColumnOpt,
+    mechanism: Optional[str] = typer.Option(None, "--mechanism", "-m", help="For CSV reports without a spec line."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e"),
+    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
+    param: Optional[List[str]] = ParamOpt,
+    estimator: Optional[str] = typer.Option(None, "--estimator", help="Default: the mechanism's own."),
+    projection: Optional[str] = typer.Option(None, "--projection"),
+    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param", help="Estimator key=value."),
+    raw: bool = typer.Option(False, "--raw", help="Input is raw data: privatise it locally first (studies)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed for --raw."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+):
+    """Estimate from reports (NetCDF or CSV), streaming the file in chunks."""
+    mech = None
+    if mechanism is not None or raw:
+        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+    elif epsilon is not None or categories is not None or param:
+        _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
+    if output is not None:
+        ldpio._check_format(output)
+    with _progress(reports, progress) as tick:
+        result = pipeline.estimate_path(
+            reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
+            estimator_params=estimator_param, raw=raw, rng=seed, progress=tick,
+        )
+    if output is not None:
+        ldpio.write_result(result, output)
+        typer.echo(f"wrote {output}", err=True)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(data="list"), default=ldpio._json_default))
+    else:
+        typer.echo(_summary(result, level))
+
+
+@app.command("plot")
+@handles_errors
+def plot_command(
+    result: Path = typer.Argument(..., help="A result written by `ldpest estimate -o` (.nc or .json)."),
+    output: Path = typer.Option(..., "--output", "-o", help=".png or .pdf"),
+    level: float = typer.Option(0.95, "--level"),
+):
+    """Draw a result: bars with intervals, a density with a band, or a heat map."""
+    from .plotting import plot_result
+
+    plot_result(ldpio.read_result(result), output, level)
+    typer.echo(f"wrote {output}", err=True)
+
+
+def main():  # the console script
+    app()
+
+
+if __name__ == "__main__":
+    main()

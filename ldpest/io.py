@@ -1,0 +1,203 @@
+"""Files: reports and data from CSV (streamed with pyarrow), results to and
+from NetCDF, CSV and JSON.  Every write is atomic (:mod:`ldpest.atomic`).
+
+A report CSV written by ldpest starts with one line ``#ldpest-spec {...}``
+holding the mechanism spec, then a header row and one row per report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import xarray as xr
+
+from .atomic import atomic_path
+from .errors import DataError, ParameterError
+from .results import estimate_variable
+
+SPEC_PREFIX = "#ldpest-spec "
+DEFAULT_BLOCK_BYTES = 1 << 23
+
+
+@dataclass(frozen=True)
+class CsvSource:
+    """A CSV file: its header, and the mechanism spec line if it has one."""
+
+    path: Path
+    columns: list[str]
+    spec: dict | None
+    header_line: int  # 1-based line number of the header row
+
+    @classmethod
+    def open(cls, path) -> "CsvSource":
+        path = Path(path)
+        if not path.is_file():
+            raise DataError(f"{path}: no such file")
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            first = handle.readline()
+            spec, header = None, first
+            if first.startswith(SPEC_PREFIX):
+                try:
+                    spec = json.loads(first[len(SPEC_PREFIX):])
+                except ValueError:
+                    raise DataError(f"{path}, line 1: the {SPEC_PREFIX.strip()} line is not valid JSON") from None
+                header = handle.readline()
+        if not header.strip():
+            raise DataError(f"{path}: the file is empty (no header row)")
+        columns = pacsv.read_csv(pa.py_buffer(header.encode())).schema.names
+        return cls(path, list(columns), spec, 2 if spec is not None else 1)
+
+    def require(self, columns: list[str]) -> None:
+        missing = [c for c in columns if c not in self.columns]
+        if missing:
+            raise DataError(
+                f"{self.path}: no column {', '.join(map(repr, missing))}; columns are: {', '.join(self.columns)}"
+            )
+
+    def line_of(self, row: int) -> int:
+        """1-based file line of 0-based data row ``row``."""
+        return self.header_line + 1 + row
+
+    def chunks(self, columns: list[str], kind: str, block_bytes: int = DEFAULT_BLOCK_BYTES,
+               progress=None) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_row, values)`` with values of shape (rows,) for one
+        column or (rows, len(columns)).  ``kind``: "string", "int" or "float".
+
+        Memory stays bounded by the block size, whatever the file size.
+        """
+        self.require(columns)
+        read = pacsv.ReadOptions(block_size=block_bytes, skip_rows=self.header_line - 1)
+        convert = pacsv.ConvertOptions(include_columns=columns, column_types={c: pa.string() for c in columns},
+                                       strings_can_be_null=False)
+        offset = 0
+        with self.path.open("rb") as handle:
+            try:
+                reader = pacsv.open_csv(handle, read_options=read, convert_options=convert)
+            except pa.ArrowInvalid as exc:
+                raise DataError(f"{self.path}: cannot parse as CSV ({exc})") from None
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                except pa.ArrowInvalid as exc:
+                    raise DataError(f"{self.path}: cannot parse as CSV near row {offset} ({exc})") from None
+                arrays = [self._convert(batch.column(c), c, kind, offset) for c in columns]
+                values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+                yield offset, values
+                offset += batch.num_rows
+                if progress is not None:
+                    progress(handle.tell())
+
+    def _convert(self, column: pa.Array, name: str, kind: str, offset: int) -> np.ndarray:
+        if kind == "string":
+            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        target = pa.int64() if kind == "int" else pa.float64()
+        try:
+            converted = pc.cast(pc.utf8_trim_whitespace(column), target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            text = column.to_pylist()
+            parse = int if kind == "int" else float
+            for row, value in enumerate(text):
+                try:
+                    parse(value)
+                except ValueError:
+                    what = "an integer" if kind == "int" else "a number"
+                    raise DataError(
+                        f"{self.path}, line {self.line_of(offset + row)}: column {name!r} holds {value!r}, "
+                        f"which is not {what}"
+                    ) from None
+            raise
+        return converted.to_numpy(zero_copy_only=False)
+
+
+def write_reports_csv(reports, path) -> None:
+    """Reports as CSV with the spec line, atomically."""
+    mechanism = reports.mechanism
+    columns = mechanism.report_columns()
+    values = reports.labels() if mechanism.report_kind == "label" else reports.values
+    values = np.asarray(values).reshape(reports.n, len(columns))
+    table = pa.table({name: pa.array(values[:, j].tolist() if values.dtype == object else values[:, j])
+                      for j, name in enumerate(columns)})
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write((SPEC_PREFIX + reports.spec_json + "\n").encode())
+            pacsv.write_csv(table, handle)
+
+
+# -- results -------------------------------------------------------------------
+RESULT_FORMATS = (".nc", ".csv", ".json")
+
+
+def _check_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in RESULT_FORMATS:
+        raise ParameterError(f"{path}: unknown output format {suffix or '(none)'}; use one of {', '.join(RESULT_FORMATS)}")
+    return suffix
+
+
+def result_table(result: xr.Dataset):
+    """One row per cell: coordinates, bounds as ``<dim>_lower``/``<dim>_upper``, and values."""
+    name = estimate_variable(result)
+    dims = result[name].dims
+    cell_vars = [v for v in result.data_vars if result[v].dims == dims]
+    frame = result[cell_vars].to_dataframe().reset_index()
+    for dim in dims:
+        bounds = f"{dim}_bounds"
+        if bounds in result:
+            index = frame[dim].map({c: i for i, c in enumerate(result[dim].values.tolist())})
+            edges = result[bounds].values
+            frame.insert(frame.columns.get_loc(dim) + 1, f"{dim}_lower", edges[index, 0])
+            frame.insert(frame.columns.get_loc(dim) + 2, f"{dim}_upper", edges[index, 1])
+    return frame
+
+
+def write_result(result: xr.Dataset, path) -> None:
+    """Write a result by extension (.nc, .csv, .json), atomically.
+
+    CSV: ``#ldpest-attrs {...}`` then the table of :func:`result_table`.
+    JSON: ``xarray.Dataset.to_dict`` (lossless for labels and attrs).
+    """
+    path = Path(path)
+    suffix = _check_format(path)
+    with atomic_path(path) as tmp:
+        if suffix == ".nc":
+            result.to_netcdf(tmp, engine="netcdf4")
+        elif suffix == ".json":
+            tmp.write_text(json.dumps(result.to_dict(data="list"), indent=1, default=_json_default))
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="") as handle:
+                handle.write("#ldpest-attrs " + json.dumps(result.attrs, default=_json_default) + "\n")
+                result_table(result).to_csv(handle, index=False, float_format="%.17g")
+
+
+def read_result(path) -> xr.Dataset:
+    """Read a result written by :func:`write_result` (.nc or .json)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    suffix = _check_format(path)
+    try:
+        if suffix == ".nc":
+            with xr.open_dataset(path, engine="netcdf4") as ds:
+                return ds.load()
+        if suffix == ".json":
+            return xr.Dataset.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError) as exc:
+        raise DataError(f"{path}: not a readable ldpest result ({exc})") from None
+    raise DataError(f"{path}: read results from .nc or .json (CSV is for other tools)")
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")

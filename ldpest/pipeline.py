@@ -1,0 +1,177 @@
+"""File-to-result pipelines shared by the CLI and the R package.
+
+Estimation streams: each chunk of a file is turned into sufficient
+statistics and added up, so memory stays bounded whatever the file size.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .contract import Estimator, Mechanism
+from .errors import DataError, ParameterError
+from .io import CsvSource, write_reports_csv
+from .registry import estimator as make_estimator
+from .registry import mechanism as make_mechanism
+from .registry import mechanism_from_spec
+from .reports import Reports, read_reports
+from .rng import resolve_rng
+
+
+def parse_value(text: str):
+    """A parameter value from the command line: JSON if it parses, else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_params(pairs: list[str] | None) -> dict:
+    params = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"--param expects key=value, got {pair!r}")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+def parse_list(text: str | None):
+    """``"a,b,c"`` -> labels; integers become ints when every item is one."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    try:
+        return [int(item) for item in items]
+    except ValueError:
+        return items
+
+
+def build_mechanism(name: str | None, epsilon: float | None, categories: str | None, params: list[str] | None,
+                    columns: list[str] | None = None) -> Mechanism:
+    if name is None:
+        raise ParameterError("--mechanism is needed: the input carries no mechanism spec")
+    options = parse_params(params)
+    if epsilon is not None:
+        options["epsilon"] = epsilon
+    if categories is not None:
+        options["categories"] = parse_list(categories)
+    if columns and getattr(make_mechanism_class(name), "accepts_names", False) and "names" not in options:
+        options["names"] = list(columns)
+    return make_mechanism(name, **options)
+
+
+def make_mechanism_class(name: str):
+    from .registry import get_registry
+
+    return get_registry().get("mechanism", name)
+
+
+def build_estimator(name: str | None, mechanism: Mechanism, projection: str | None,
+                    params: list[str] | None) -> Estimator:
+    name = name or mechanism.default_estimator
+    options = parse_params(params)
+    if projection is not None:
+        options["projection"] = projection
+    return make_estimator(name, **options)
+
+
+def _kind_for(mechanism: Mechanism, raw: bool) -> str:
+    kind = mechanism.data_kind if raw else mechanism.report_kind
+    if kind == "label":
+        categories = getattr(mechanism, "categories", [])
+        return "int" if categories and all(isinstance(c, int) for c in categories) else "string"
+    return "float"
+
+
+def _encode(source: CsvSource, offset: int, action: Callable, values):
+    try:
+        return action(values)
+    except DataError as exc:
+        if exc.row is None:
+            raise DataError(f"{source.path}: {exc.message}") from None
+        raise DataError(f"{source.path}, line {source.line_of(offset + exc.row)}: {exc.message}") from None
+
+
+def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
+                   rng=None, block_bytes: int | None = None, progress=None):
+    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``)."""
+    source = CsvSource.open(path)
+    if mechanism is None and not raw:
+        if source.spec is None:
+            raise ParameterError(f"{path}: no #ldpest-spec line; give --mechanism and its parameters")
+        mechanism = mechanism_from_spec(source.spec)
+    if mechanism is None:
+        raise ParameterError("--mechanism is needed to privatise raw data")
+    if not columns:
+        if raw:
+            raise ParameterError("--column is needed: which column(s) hold the data?")
+        columns = mechanism.report_columns() if source.spec is not None or len(source.columns) != 1 else source.columns
+    if not raw:
+        expected = mechanism.report_columns()
+        if len(columns) != len(expected):
+            raise DataError(
+                f"{path}: mechanism {mechanism.name!r} reports have {len(expected)} column(s) "
+                f"({', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''}), but {len(columns)} were given"
+            )
+    generator, kind_of_rng = resolve_rng(rng)
+    kind = _kind_for(mechanism, raw)
+    options = {} if block_bytes is None else {"block_bytes": block_bytes}
+    for offset, values in source.chunks(columns, kind, progress=progress, **options):
+        if raw:
+            encoded = _encode(source, offset, mechanism.encode_data, values)
+            yield Reports._wrap(mechanism._privatize(encoded, generator), mechanism, rng=kind_of_rng)
+        else:
+            yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism, rng="external")
+
+
+def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
+                  projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
+                  progress=None):
+    """Estimate from a report file (.nc or .csv), or from raw data (``raw=True``)."""
+    path = Path(path)
+    if path.suffix.lower() == ".nc":
+        if raw:
+            raise ParameterError("--raw reads raw data from CSV, not NetCDF")
+        reports = read_reports(path)
+        if mechanism is not None and mechanism != reports.mechanism:
+            raise ParameterError(
+                f"{path} was made by {reports.spec_json}; it carries its own spec, so do not pass --mechanism"
+            )
+        est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
+        return est.estimate(reports)
+    if path.suffix.lower() != ".csv":
+        raise ParameterError(f"{path}: read reports from .nc or .csv")
+    chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress)
+    first = next(chunks, None)
+    if first is None:
+        raise DataError(f"{path}: the file holds no rows")
+    est = build_estimator(estimator_name, first.mechanism, projection, estimator_params)
+    total = est.aggregate(first)
+    for chunk in chunks:
+        total = total + est.aggregate(chunk)
+    return est.finalize(total)
+
+
+def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",
+                   block_bytes=None, progress=None) -> int:
+    """Privatise raw data in a CSV and write the reports (.nc or .csv) atomically; returns n."""
+    output = Path(output)
+    suffix = output.suffix.lower()
+    if suffix not in (".nc", ".csv"):
+        raise ParameterError(f"{output}: write reports to .nc or .csv")
+    chunks = list(stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes,
+                                 progress=progress))
+    if not chunks:
+        raise DataError(f"{path}: the file holds no rows")
+    values = np.concatenate([chunk.values for chunk in chunks])
+    reports = Reports._wrap(values, mechanism, rng=chunks[0].data.attrs["rng"])
+    if suffix == ".nc":
+        reports.to_netcdf(output)
+    else:
+        write_reports_csv(reports, output)
+    return reports.n

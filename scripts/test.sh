@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up, then run the whole test suite (Python, and R when set up).  Idempotent.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --with-r || exit 1
+
+.venv/bin/python -m pytest tests
+status=$?
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing" >&2
+  exit 1
+fi
+[ "$status" -eq 0 ] || exit "$status"
+
+if [ -f scripts/test-r.sh ]; then
+  bash scripts/test-r.sh || exit 1
+fi
