@@ -46,6 +46,15 @@ class _Configurable:
         """``{"name": ..., **params}``: enough to rebuild the object."""
         return {"name": self.name, **self.params}
 
+    @property
+    def spec_json(self) -> str:
+        """The canonical JSON of :attr:`spec` (computed once: the object is immutable)."""
+        text = self.__dict__.get("_spec_json")
+        if text is None:
+            text = canonical_json({"name": self.name, **self._params})
+            object.__setattr__(self, "_spec_json", text)
+        return text
+
     def __setattr__(self, key, value):
         if key.startswith("_"):
             object.__setattr__(self, key, value)
@@ -53,10 +62,10 @@ class _Configurable:
             raise AttributeError(f"{type(self).__name__} is immutable; build a new one with other parameters")
 
     def __eq__(self, other) -> bool:
-        return type(other) is type(self) and canonical_json(other.spec) == canonical_json(self.spec)
+        return type(other) is type(self) and other.spec_json == self.spec_json
 
     def __hash__(self) -> int:
-        return hash(canonical_json(self.spec))
+        return hash(self.spec_json)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
@@ -213,20 +222,18 @@ class Estimator(_Configurable, abc.ABC):
         mechanism = reports.mechanism
         self._check_mechanism(mechanism)
         arrays = self._aggregate(mechanism, reports.values)
-        return SufficientStats(canonical_json(self.spec), reports.spec_json, reports.n, arrays)
+        return SufficientStats(self.spec_json, reports.spec_json, reports.n, arrays)
 
     def finalize(self, stats: SufficientStats):
         """The labelled result (``xarray.Dataset``) from total statistics."""
-        from .registry import mechanism_from_spec
+        from .registry import mechanism_from_spec_json
         from .results import build_dataset
 
-        if stats.estimator_spec != canonical_json(self.spec):
-            raise IncompatibleError(
-                f"statistics were aggregated by {stats.estimator_spec}, not by {canonical_json(self.spec)}"
-            )
+        if stats.estimator_spec != self.spec_json:
+            raise IncompatibleError(f"statistics were aggregated by {stats.estimator_spec}, not by {self.spec_json}")
         if stats.n == 0:
             raise DataError("no reports: at least one report is needed to estimate")
-        mechanism = mechanism_from_spec(json.loads(stats.mechanism_spec))
+        mechanism = mechanism_from_spec_json(stats.mechanism_spec)
         parts = self._finalize(mechanism, stats.arrays, stats.n)
         return build_dataset(parts, mechanism=mechanism, estimator=self, n=stats.n)
 

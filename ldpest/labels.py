@@ -27,11 +27,10 @@ def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
         raise DataError(f"{what}: expected a 1-D sequence of labels, got shape {array.shape}")
     span = _contiguous_int_range(categories)
     if span is not None and array.dtype.kind in "iu":
-        codes = array.astype(np.int64) - span[0]
-        bad = (codes < 0) | (codes >= len(categories))
-        if bad.any():
-            _raise_unknown(what, array, bad, categories)
-        return codes
+        if array.size and (array.min() < span[0] or array.max() >= span[1]):
+            _raise_unknown(what, array, (array < span[0]) | (array >= span[1]), categories)
+        codes = array.astype(np.int64, copy=False)
+        return codes - span[0] if span[0] else codes
     if array.dtype.kind == "f":
         missing = np.isnan(array)
         if missing.any():

@@ -13,6 +13,7 @@ allowlist: only those entry points are loaded.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import warnings
@@ -167,6 +168,11 @@ def reset_registry() -> None:
     global _registry
     with _lock:
         _registry = None
+        _mechanism_cache.clear()
+
+
+_mechanism_cache: dict[str, Mechanism] = {}
+_CACHE_SIZE = 64
 
 
 def register_plugin(plugin, name: str | None = None) -> None:
@@ -200,12 +206,29 @@ def basis(name: str, **params) -> Basis:
 
 
 def mechanism_from_spec(spec: dict) -> Mechanism:
-    """Rebuild a mechanism from its spec ``{"name": ..., **params}``."""
+    """Rebuild a mechanism from its spec ``{"name": ..., **params}``.
+
+    Mechanisms are immutable, so one built from the same spec is reused."""
+    from .contract import canonical_json
+
+    return mechanism_from_spec_json(canonical_json(spec), spec)
+
+
+def mechanism_from_spec_json(key: str, spec: dict | None = None) -> Mechanism:
+    """:func:`mechanism_from_spec` from canonical JSON text (cached)."""
+    cached = _mechanism_cache.get(key)
+    if cached is not None:
+        return cached
+    spec = json.loads(key) if spec is None else spec
     params = dict(spec)
     name = params.pop("name", None)
     if not isinstance(name, str):
         raise PluginError(f"mechanism spec has no name: {spec!r}")
-    return mechanism(name, **params)
+    built = mechanism(name, **params)
+    if len(_mechanism_cache) >= _CACHE_SIZE:
+        _mechanism_cache.pop(next(iter(_mechanism_cache)))
+    _mechanism_cache[key] = built
+    return built
 
 
 def estimator_from_spec(spec: dict) -> Estimator:

@@ -24,7 +24,10 @@ SPEC_ATTR = "mechanism_spec"
 class Reports:
     """Privatised reports of one mechanism (see module docstring)."""
 
-    def __init__(self, data: xr.DataArray):
+    def __init__(self, data: xr.DataArray, *, _spec_json: str | None = None):
+        if _spec_json is not None:  # built by ldpest from a mechanism: already canonical
+            self._data, self._spec_json = data, _spec_json
+            return
         if not isinstance(data, xr.DataArray):
             raise TypeError("Reports wraps an xarray.DataArray; use Reports.from_array for raw values")
         if not data.dims or data.dims[0] != "report":
@@ -32,14 +35,17 @@ class Reports:
         if SPEC_ATTR not in data.attrs:
             raise DataError(f"reports carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
         try:
-            json.loads(data.attrs[SPEC_ATTR])
+            spec = json.loads(data.attrs[SPEC_ATTR])
         except (TypeError, ValueError):
             raise DataError(f"reports' {SPEC_ATTR!r} attribute is not valid JSON") from None
+        if not isinstance(spec, dict):
+            raise DataError(f"reports' {SPEC_ATTR!r} attribute is not a JSON object")
         self._data = data
+        self._spec_json = canonical_json(spec)
 
     @classmethod
     def _wrap(cls, values: np.ndarray, mechanism: Mechanism, rng: str) -> "Reports":
-        spec = canonical_json(mechanism.spec)
+        spec = mechanism.spec_json
         data = xr.DataArray(
             values,
             dims=mechanism.report_dims,
@@ -52,7 +58,9 @@ class Reports:
                 "ldpest_version": __version__,
             },
         )
-        return cls(data)
+        reports = cls(data, _spec_json=spec)
+        reports.__dict__["mechanism"] = mechanism  # the cached_property: no rebuild from the spec
+        return reports
 
     @classmethod
     def from_array(cls, values, mechanism: Mechanism) -> "Reports":
@@ -78,17 +86,17 @@ class Reports:
 
     @property
     def spec(self) -> dict:
-        return json.loads(self._data.attrs[SPEC_ATTR])
+        return json.loads(self._spec_json)
 
     @property
     def spec_json(self) -> str:
-        return canonical_json(self.spec)
+        return self._spec_json
 
     @cached_property
     def mechanism(self) -> Mechanism:
-        from .registry import mechanism_from_spec
+        from .registry import mechanism_from_spec_json
 
-        return mechanism_from_spec(self.spec)
+        return mechanism_from_spec_json(self._spec_json)
 
     @property
     def epsilon(self) -> float:
@@ -97,7 +105,10 @@ class Reports:
     def __getitem__(self, index) -> "Reports":
         if not isinstance(index, slice):
             raise TypeError("Reports can be sliced along 'report' only (reports[a:b])")
-        return Reports(self._data.isel(report=index))
+        part = Reports(self._data.isel(report=index), _spec_json=self._spec_json)
+        if "mechanism" in self.__dict__:
+            part.__dict__["mechanism"] = self.__dict__["mechanism"]
+        return part
 
     def chunks(self, size: int):
         """Iterate over consecutive chunks of at most ``size`` reports."""

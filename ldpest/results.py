@@ -14,7 +14,6 @@ import xarray as xr
 from scipy import stats as _stats
 
 from ._version import __version__
-from .contract import canonical_json
 
 
 @dataclass
@@ -59,8 +58,8 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
             "epsilon": mechanism.epsilon,
             "n": int(n),
             "projection": parts.projection,
-            "mechanism_spec": canonical_json(mechanism.spec),
-            "estimator_spec": canonical_json(estimator.spec),
+            "mechanism_spec": mechanism.spec_json,
+            "estimator_spec": estimator.spec_json,
             "estimate_variable": parts.variable,
             "ldpest_version": __version__,
             **parts.attrs,

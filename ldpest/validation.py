@@ -60,7 +60,9 @@ def check_categories(categories, minimum: int = 2) -> list:
     """A list of at least ``minimum`` distinct labels (strings or integers)."""
     if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
         raise ParameterError(f"categories must be a list of labels, got {categories!r}")
-    labels = [_plain_label(c) for c in categories]
+    labels = list(categories)
+    if not all(type(c) is str for c in labels) and not all(type(c) is int for c in labels):
+        labels = [_plain_label(c) for c in labels]  # slow path: numpy scalars, mixed, invalid
     if len(labels) < minimum:
         raise ParameterError(f"categories must hold at least {minimum} labels, got {len(labels)}")
     if len(set(labels)) != len(labels):

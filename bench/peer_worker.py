@@ -1,0 +1,74 @@
+"""Times one peer library on one task; runs inside bench/.peers (see peers.py).
+
+Input: a JSON task {"peer", "mechanism", "n", "d", "epsilon", "seed"}.
+Output: one JSON line {"seconds": privatise+estimate, "estimate": [...]}.
+Each peer is used as its documentation shows: one client call per record.
+"""
+
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+
+def pure_ldp(mechanism, data, d, epsilon):
+    if mechanism == "randomized-response":
+        from pure_ldp.frequency_oracles.direct_encoding import DEClient as Client, DEServer as Server
+    elif mechanism == "unary-encoding":
+        from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
+
+        def Client(eps, d, index_mapper):
+            return UEClient(eps, d, use_oue=False, index_mapper=index_mapper)
+
+        def Server(eps, d, index_mapper):
+            return UEServer(eps, d, use_oue=False, index_mapper=index_mapper)
+    else:
+        return None
+    identity = lambda v: v  # noqa: E731  (ldpest and numpy get indices 0..d-1 too)
+    start = time.perf_counter()
+    client, server = Client(epsilon, d, index_mapper=identity), Server(epsilon, d, index_mapper=identity)
+    for value in data.tolist():
+        server.aggregate(client.privatise(value))
+    estimate = server.estimate_all(range(d), suppress_warnings=True) / len(data)
+    return time.perf_counter() - start, estimate
+
+
+def multi_freq_ldpy(mechanism, data, d, epsilon):
+    if mechanism == "randomized-response":
+        from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Aggregator_MI as aggregate, GRR_Client as client
+    elif mechanism == "unary-encoding":
+        from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI, UE_Client
+
+        def client(value, d, eps):
+            return UE_Client(value, d, eps, False)
+
+        def aggregate(reports, d, eps):
+            return UE_Aggregator_MI(reports, eps, False)
+    else:
+        return None
+    client(int(data[0]), d, epsilon)  # compile numba outside the timing
+    start = time.perf_counter()
+    reports = [client(value, d, epsilon) for value in data.tolist()]
+    estimate = aggregate(np.array(reports), d, epsilon)
+    return time.perf_counter() - start, estimate
+
+
+def main():
+    task = json.loads(sys.argv[1])
+    rng = np.random.default_rng(task["seed"])
+    data = rng.integers(0, task["d"], task["n"])
+    run = {"pure-ldp": pure_ldp, "multi-freq-ldpy": multi_freq_ldpy}[task["peer"]]
+    out = run(task["mechanism"], data, task["d"], task["epsilon"])
+    if out is None:
+        print(json.dumps({"seconds": None, "estimate": None}))
+        return
+    seconds, estimate = out
+    print(json.dumps({"seconds": seconds, "estimate": np.asarray(estimate, dtype=float)[:5].tolist()}))
+
+
+if __name__ == "__main__":
+    main()
