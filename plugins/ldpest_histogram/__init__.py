@@ -1,0 +1,21 @@
+"""The histogram family: Laplace-perturbed one-hot cell indicators over a
+cubic partition of R^d (d >= 1), with Duchi et al.'s mean estimator and
+Gyorfi-Kroll's CDF estimator (MATH.md section 2).  The 1-D [0, 1] private
+histogram of Duchi et al. is the d = 1 box case.
+"""
+
+import ldpest
+
+from .estimators import HistogramCdf, HistogramMean
+from .mechanism import LaplaceHistogram
+
+
+@ldpest.hookimpl
+def register_mechanisms(register):
+    register(LaplaceHistogram)
+
+
+@ldpest.hookimpl
+def register_estimators(register):
+    register(HistogramMean)
+    register(HistogramCdf)

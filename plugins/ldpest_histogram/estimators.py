@@ -1,0 +1,129 @@
+"""The ``histogram-mean`` (Duchi et al. f-hat) and ``histogram-cdf``
+(Gyorfi-Kroll f-tilde) estimators (MATH.md section 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
+from ldpest.projection import project_positive, project_simplex
+from ldpest.validation import check_choice
+
+PROJECTIONS = ("simplex", "positive", "none")
+
+
+class _HistogramEstimator(Estimator):
+    family = "histogram"
+    accepts = ("laplace-histogram",)
+    default_projection = "simplex"
+
+    def __init__(self, *, projection=None):
+        projection = self.default_projection if projection is None else projection
+        self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
+
+    # masses mu_j with their standard errors, from the totals
+    def _masses(self, mechanism, arrays, n):
+        raise NotImplementedError
+
+    def _finalize(self, mechanism, arrays, n):
+        partition = mechanism.partition
+        masses, mass_se = self._masses(mechanism, arrays, n)
+        projection = self._params["projection"]
+        if projection == "simplex":
+            projected = project_simplex(masses)
+        elif projection == "positive":
+            projected = project_positive(masses)
+        else:
+            projected = masses
+        volume = partition.cell_volume
+        dims = tuple(mechanism.dims)
+        extra = {"mass": (dims, partition.to_grid(projected))}
+        if partition.members is not None:
+            extra["in_partition"] = (dims, partition.grid_mask())
+        return EstimateParts(
+            variable="density",
+            estimate=partition.to_grid(projected / volume),
+            stderr=partition.to_grid(mass_se / volume),
+            dims=dims,
+            coords={dim: partition.axis_centres(i) for i, dim in enumerate(dims)},
+            projection=projection,
+            unprojected=partition.to_grid(masses / volume),
+            bounds={dim: partition.axis_edges(i) for i, dim in enumerate(dims)},
+            extra=extra,
+            attrs={"cell_volume": volume, "cells": partition.size},
+        )
+
+    def simulate(self, mechanism, cell_probabilities, n: int, rng) -> SufficientStats:
+        """Exact draw of the sufficient statistics of ``n`` reports in O(cells).
+
+        ``cell_probabilities``: length N (or N + 1 with the mass outside every
+        cell last).  Raw counts ``c ~ Multinomial(n, mu)``; then the statistic
+        is drawn from its exact conditional law given ``c`` (see subclasses).
+        """
+        self._check_mechanism(mechanism)
+        mu = np.asarray(cell_probabilities, dtype=np.float64)
+        size = mechanism.partition.size
+        if mu.size == size:
+            mu = np.append(mu, max(0.0, 1.0 - mu.sum()))
+        if mu.size != size + 1 or np.any(mu < 0) or abs(mu.sum() - 1) > 1e-9:
+            raise DataError(f"cell_probabilities must be {size} (or {size + 1}) non-negative numbers summing to 1")
+        counts = rng.multinomial(n, mu / mu.sum())[:size]
+        arrays = self._simulate_arrays(mechanism, counts, n, rng)
+        return SufficientStats(self.spec_json, mechanism.spec_json, n, arrays)
+
+
+class HistogramMean(_HistogramEstimator):
+    """f-hat: ``mu_hat_j = mean_i Z_ij``, density ``mu_hat_j / h^d``.
+
+    ``Var(mu_hat_j) = (mu_j (1 - mu_j) + v) / n`` with ``v`` the exact noise
+    variance (about ``sigma_W^2 = 8 / a^2``); projection "simplex" (default,
+    Duchi et al.), "positive" or "none".
+    """
+
+    name = "histogram-mean"
+
+    def _aggregate(self, mechanism, values):
+        return {"sums": ExactSum.of(values)}
+
+    def _masses(self, mechanism, arrays, n):
+        mu = arrays["sums"].to_float() / n
+        clipped = np.clip(mu, 0.0, 1.0)
+        return mu, np.sqrt((clipped * (1 - clipped) + mechanism.noise.variance) / n)
+
+    def _simulate_arrays(self, mechanism, counts, n, rng):
+        # sum_i Z_ij = c_j + g * (sum of n iid lattice noises): exact
+        noise = mechanism.noise
+        totals = counts + noise.step * noise.sum_of_noise(n, counts.shape, rng)
+        return {"sums": ExactSum.of(totals[None, :])}
+
+
+class HistogramCdf(_HistogramEstimator):
+    """f-tilde: from ``F_j = (1/n) #{i : Z_ij <= 1/2}``,
+    ``mu_tilde_j = (q0 - F_j) / (q0 - q1)`` where ``q0 = P(Z <= 1/2 | not in A_j)``
+    and ``q1 = P(Z <= 1/2 | in A_j)`` under the lattice noise (for continuous
+    Laplace ``q0 = H(1/(2 sigma_W)) = 1 - e^(-a/4)/2`` and ``q1 = 1 - q0``).
+    ``Var = pi_j (1 - pi_j) / (n (q0 - q1)^2)``, ``pi_j = q0 - mu_j (q0 - q1)``.
+    Its sufficient statistic is a count per cell.  Projection "positive"
+    (default, Gyorfi-Kroll), "simplex" or "none".
+    """
+
+    name = "histogram-cdf"
+    default_projection = "positive"
+
+    @staticmethod
+    def thresholds(mechanism) -> tuple[float, float]:
+        noise = mechanism.noise
+        half = round(0.5 / noise.step)  # 1/2 is a lattice point
+        return noise.cdf_steps(half), noise.cdf_steps(-half)
+
+    def _aggregate(self, mechanism, values):
+        return {"below_half": (values <= 0.5).sum(axis=0, dtype=np.int64)}
+
+    def _masses(self, mechanism, arrays, n):
+        q0, q1 = self.thresholds(mechanism)
+        f = arrays["below_half"] / n
+        return (q0 - f) / (q0 - q1), np.sqrt(f * (1 - f) / n) / (q0 - q1)
+
+    def _simulate_arrays(self, mechanism, counts, n, rng):
+        q0, q1 = self.thresholds(mechanism)
+        return {"below_half": (rng.binomial(counts, q1) + rng.binomial(n - counts, q0)).astype(np.int64)}
