@@ -194,6 +194,14 @@ class Estimator(_Configurable, abc.ABC):
     """
 
     accepts: ClassVar[tuple] = ()
+    # parameters used only by finalize (e.g. projection): statistics aggregated
+    # with one value can be finalized with any other
+    finalize_params: ClassVar[tuple[str, ...]] = ("projection",)
+
+    @property
+    def statistics_spec_json(self) -> str:
+        """The part of the spec that determines the sufficient statistics."""
+        return canonical_json({k: v for k, v in self.spec.items() if k not in self.finalize_params})
 
     def accepts_mechanism(self, mechanism: Mechanism) -> bool:
         for entry in self.accepts:
@@ -222,15 +230,17 @@ class Estimator(_Configurable, abc.ABC):
         mechanism = reports.mechanism
         self._check_mechanism(mechanism)
         arrays = self._aggregate(mechanism, reports.values)
-        return SufficientStats(self.spec_json, reports.spec_json, reports.n, arrays)
+        return SufficientStats(self.statistics_spec_json, reports.spec_json, reports.n, arrays)
 
     def finalize(self, stats: SufficientStats):
         """The labelled result (``xarray.Dataset``) from total statistics."""
         from .registry import mechanism_from_spec_json
         from .results import build_dataset
 
-        if stats.estimator_spec != self.spec_json:
-            raise IncompatibleError(f"statistics were aggregated by {stats.estimator_spec}, not by {self.spec_json}")
+        if stats.estimator_spec != self.statistics_spec_json:
+            raise IncompatibleError(
+                f"statistics were aggregated by {stats.estimator_spec}, not by {self.statistics_spec_json}"
+            )
         if stats.n == 0:
             raise DataError("no reports: at least one report is needed to estimate")
         mechanism = mechanism_from_spec_json(stats.mechanism_spec)

@@ -69,7 +69,7 @@ class _HistogramEstimator(Estimator):
             raise DataError(f"cell_probabilities must be {size} (or {size + 1}) non-negative numbers summing to 1")
         counts = rng.multinomial(n, mu / mu.sum())[:size]
         arrays = self._simulate_arrays(mechanism, counts, n, rng)
-        return SufficientStats(self.spec_json, mechanism.spec_json, n, arrays)
+        return SufficientStats(self.statistics_spec_json, mechanism.spec_json, n, arrays)
 
 
 class HistogramMean(_HistogramEstimator):

@@ -42,7 +42,8 @@ def test_unknown_name_lists_the_known_ones():
         ldpest.mechanism("warner", epsilon=1.0)
     message = str(info.value)
     assert "unknown mechanism 'warner'" in message
-    assert "laplace, randomized-response, unary-randomized-response" in message
+    known = message.split("known mechanisms: ")[1].split(", ")
+    assert known == sorted(known) and {"laplace", "randomized-response", "unary-randomized-response"} <= set(known)
 
 
 def test_third_party_distribution_installed_with_pip_is_discovered(installed_example_plugin, monkeypatch, fresh_registry):
@@ -125,7 +126,7 @@ def test_allowlist_environment_variable(monkeypatch, fresh_registry):
     assert ldpest.plugins() == []
     monkeypatch.setenv("LDPEST_PLUGINS", "multinomial")
     ldpest.reset_registry()
-    assert {(p.name, p.kind) for p in ldpest.plugins()} == BUILT_IN
+    assert {(p.name, p.kind) for p in ldpest.plugins()} == BUILT_IN  # the multinomial family only
 
 
 def test_hooks_are_documented_specifications():

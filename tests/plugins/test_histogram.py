@@ -243,3 +243,15 @@ def test_netcdf_round_trip(tmp_path, rng):
     reports.to_netcdf(tmp_path / "r.nc")
     back = ldpest.read_reports(tmp_path / "r.nc")
     xr.testing.assert_identical(ldpest.estimate(back), ldpest.estimate(reports))
+
+
+def test_statistics_do_not_depend_on_the_projection(rng):
+    """Aggregate once (e.g. a huge file), finalize with every projection."""
+    mech = hist(1.0, 5)
+    reports = mech.privatize(BETA.rvs(size=2000, random_state=rng), rng=rng)
+    stats_ = ldpest.estimator("histogram-cdf", projection="none").aggregate(reports)
+    for projection in ("none", "positive", "simplex"):
+        est = ldpest.estimator("histogram-cdf", projection=projection)
+        xr.testing.assert_identical(est.finalize(stats_), est.estimate(reports))
+    with pytest.raises(ldpest.IncompatibleError, match="aggregated by"):
+        ldpest.estimator("histogram-mean").finalize(stats_)

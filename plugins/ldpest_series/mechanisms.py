@@ -1,0 +1,193 @@
+"""Series mechanisms: ``linf-sampling`` and the ``laplace-series`` baseline (MATH.md section 3)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+import ldpest
+from ldpest import Channel, DataError, ExactSum, Mechanism, ParameterError
+from ldpest.noise import LatticeLaplace
+from ldpest.validation import check_epsilon, check_finite, check_positive_int, check_positive_real
+
+from . import linf
+
+_EXACT_BLOCK = 1 << 20  # rows per float matmul block of +-1 values: sums stay below 2^53
+
+
+class SeriesMechanism(Mechanism):
+    """Common part: a basis, k coefficients, data in [0, 1].
+
+    A series mechanism releases ``Z`` with ``E[Z | x] = (phi_1(x), ..., phi_k(x))``;
+    subclasses give the additive statistics ``sum Z`` and ``sum Z Z^T``.
+    """
+
+    family = "series"
+    default_estimator = "series"
+    report_dims = ("report", "basis_function")
+    rate_exponent_offset = 2  # k* ~ (n a^2)^(1 / (2 beta + offset))
+
+    def __init__(self, *, epsilon, basis, k, expected_n=None, smoothness=None, radius=1.0):
+        epsilon = check_epsilon(epsilon)
+        if not isinstance(basis, str):
+            raise ParameterError(f"basis must be a registered basis name, got {basis!r}")
+        basis_object = ldpest.basis(basis)
+        params = {"epsilon": epsilon, "basis": basis}
+        if k == "auto":
+            if expected_n is None or smoothness is None:
+                raise ParameterError('k="auto" needs expected_n and smoothness')
+            params.update(k="auto", expected_n=check_positive_int("expected_n", expected_n),
+                          smoothness=check_positive_real("smoothness", smoothness),
+                          radius=check_positive_real("radius", radius))
+            size = self.auto_k(params["expected_n"], epsilon, params["smoothness"], params["radius"], basis_object.B0)
+        else:
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+                raise ParameterError(f"k must be an integer >= 1 or 'auto', got {k!r}")
+            size = params["k"] = check_positive_int("k", k)
+        self._set_params(**params)
+        self._basis = basis_object
+        self._k = size
+
+    @property
+    def basis(self):
+        return self._basis
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    def report_columns(self) -> list[str]:
+        return [f"z_{j + 1}" for j in range(self._k)]
+
+    def encode_data(self, data) -> np.ndarray:
+        x = np.asarray(data)
+        if x.dtype.kind not in "iuf":
+            raise DataError(f"data for {self.name!r} must be numbers in [0, 1], got dtype {x.dtype}")
+        x = x.astype(np.float64)
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
+        if x.ndim != 1:
+            raise DataError(f"data for {self.name!r} must be one column of numbers in [0, 1], got shape {x.shape}")
+        check_finite("data", x)
+        bad = (x < 0) | (x > 1)
+        if bad.any():
+            raise DataError(f"data: {int(bad.sum())} value(s) outside [0, 1]", row=np.flatnonzero(bad)[0])
+        return x
+
+
+class LinfSampling(SeriesMechanism):
+    """Duchi et al.'s l-infinity sampling: ``Z in {-B, B}^k`` (see :mod:`ldpest_series.linf`).
+
+    Reports are stored as the signs ``u`` (int8); ``Z = B u``.  Exactly
+    epsilon-LDP and ``E[Z | x] = phi(x)`` for every k (even k: ties on the
+    ``<= 0`` side with the corrected side probability).  ``k="auto"``:
+    ``k* = ceil((2 beta r^2 n / (pi B0^2 kappa^2))^(1/(2 beta + 2)))``.
+    """
+
+    name = "linf-sampling"
+    report_kind = "number"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._scale = self._basis.B0 / linf.gamma(self._k, self.epsilon)
+
+    @staticmethod
+    def auto_k(n, epsilon, beta, radius, b0):
+        kappa = 1.0 / math.tanh(epsilon / 2)
+        return max(1, math.ceil((2 * beta * radius ** 2 * n / (math.pi * b0 ** 2 * kappa ** 2)) ** (1 / (2 * beta + 2))))
+
+    @property
+    def scale(self) -> float:
+        """B: the magnitude of every coordinate of Z."""
+        return self._scale
+
+    def _privatize(self, x, rng):
+        return linf.sample(self._basis.evaluate(x, self._k), self._basis.B0, self.epsilon, rng)
+
+    def encode_reports(self, values):
+        values = np.asarray(values)
+        if values.ndim != 2 or values.shape[1] != self._k:
+            got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
+            raise DataError(f"reports have width {got} but mechanism {self.name!r} has k = {self._k}")
+        if values.dtype.kind not in "iuf":
+            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        for unit in (1.0, self._scale):
+            if np.all(np.isclose(np.abs(values), unit, rtol=1e-9, atol=0)):
+                return np.sign(values).astype(np.int8)
+        bad = ~(np.isclose(np.abs(values), 1.0, rtol=1e-9, atol=0) | np.isclose(np.abs(values), self._scale, rtol=1e-9, atol=0))
+        row = np.argwhere(bad)[0][0] if bad.any() else None
+        raise DataError(f"reports of {self.name!r} must all be +-1 (signs) or all +-B = +-{self._scale:.12g}", row=row)
+
+    def check_encoded_reports(self, values):
+        values = np.asarray(values)
+        if values.ndim != 2 or values.shape[1] != self._k or not np.isin(values, (-1, 1)).all():
+            raise DataError(f"stored reports of {self.name!r} must be +-1 signs of width {self._k}")
+        return values.astype(np.int8)
+
+    def channel(self, max_k: int = 10) -> Channel:
+        """Exact channel from the vertices ``s`` (the extreme inputs) to every output ``u``."""
+        if self._k > max_k:
+            raise ParameterError(f"the exact channel has 4^{self._k} entries; enumerate it only for k <= {max_k}")
+        points, matrix = linf.channel_matrix(self._k, self.epsilon)
+        return Channel([tuple(p) for p in points.tolist()], points, matrix)
+
+    def coefficient_statistics(self, values):
+        sums = values.sum(axis=0, dtype=np.int64)
+        cross = np.zeros((self._k, self._k), dtype=np.int64)
+        for start in range(0, values.shape[0], _EXACT_BLOCK):
+            block = values[start:start + _EXACT_BLOCK].astype(np.float64)
+            cross += (block.T @ block).astype(np.int64)  # integers below 2^53: exact
+        return {"sums": sums, "cross": cross}
+
+    def coefficient_moments(self, stats, n):
+        mean = self._scale * stats["sums"] / n
+        second = self._scale ** 2 * stats["cross"] / n
+        return mean, second
+
+
+class LaplaceSeries(SeriesMechanism):
+    """The baseline: ``Z = phi(x) + W``, Laplace noise of scale ``2 B0 k / epsilon``
+    per coordinate (l1 sensitivity of ``phi(x)`` is at most ``2 B0 k``).
+
+    Noise on a lattice after unbiased randomised rounding (:mod:`ldpest.noise`),
+    which adds ``2 g k`` (g ~ 1e-6 of the scale) to the sensitivity.  Unbiased,
+    but ``Var ~ 8 B0^2 k^2 / (n a^2)`` per coefficient, so its MISE is worse
+    than ``linf-sampling``'s by a factor growing like k.  ``k="auto"``:
+    ``k* = ceil((beta r^2 n a^2 / (12 B0^2))^(1/(2 beta + 3)))``.
+    """
+
+    name = "laplace-series"
+    rate_exponent_offset = 3
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._noise = LatticeLaplace(self.epsilon, 2.0 * self._basis.B0 * self._k, on_lattice=False, width=self._k)
+
+    @staticmethod
+    def auto_k(n, epsilon, beta, radius, b0):
+        return max(1, math.ceil((beta * radius ** 2 * n * epsilon ** 2 / (12 * b0 ** 2)) ** (1 / (2 * beta + 3))))
+
+    @property
+    def noise(self) -> LatticeLaplace:
+        return self._noise
+
+    def _privatize(self, x, rng):
+        return self._noise.privatize(self._basis.evaluate(x, self._k), rng)
+
+    def encode_reports(self, values):
+        values = np.asarray(values)
+        if values.ndim != 2 or values.shape[1] != self._k:
+            got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
+            raise DataError(f"reports have width {got} but mechanism {self.name!r} has k = {self._k}")
+        if values.dtype.kind not in "iuf":
+            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        return check_finite("reports", values.astype(np.float64))
+
+    def coefficient_statistics(self, values):
+        products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], -1)
+        return {"sums": ExactSum.of(values), "cross": ExactSum.of(products)}
+
+    def coefficient_moments(self, stats, n):
+        return stats["sums"].to_float() / n, stats["cross"].to_float().reshape(self._k, self._k) / n
