@@ -167,17 +167,62 @@ def estimate_command(
         typer.echo(_summary(result, level))
 
 
+@app.command("simulate")
+@handles_errors
+def simulate_command(
+    mechanism: str = typer.Option(..., "--mechanism", "-m"),
+    epsilon: str = typer.Option(..., "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
+    n: str = typer.Option(..., "--n", help="Comma-separated sample sizes, e.g. 1e3,1e6,1e9."),
+    reps: int = typer.Option(20, "--reps"),
+    categories: Optional[str] = typer.Option(None, "--categories"),
+    theta: Optional[str] = typer.Option(None, "--theta", help="True frequencies (default: uniform)."),
+    truth: Optional[List[str]] = typer.Option(None, "--truth", help="True density, e.g. 'beta(2,2)' (one per dim)."),
+    param: Optional[List[str]] = ParamOpt,
+    estimator: Optional[str] = typer.Option(None, "--estimator"),
+    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param"),
+    seed: int = typer.Option(0, "--seed"),
+    output: Path = typer.Option(..., "--output", "-o", help="Study result: .nc or .json."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw a log-log plot (.png or .pdf)."),
+):
+    """Error against n and epsilon for a mechanism/estimator pair (exact aggregate simulation where one exists)."""
+    import numpy as np
+
+    from .simulate import Scenario, plot_study, run_study
+
+    if output.suffix.lower() not in (".nc", ".json"):
+        _fail(f"{output}: write the study to .nc or .json")
+    params = pipeline.parse_params(param)
+    if categories is not None:
+        params["categories"] = pipeline.parse_list(categories)
+    scenario = Scenario(mechanism, params, estimator, pipeline.parse_params(estimator_param),
+                        pipeline.parse_numbers(theta, "--theta") if theta else (list(truth) if truth else None))
+    epsilons = pipeline.parse_numbers(epsilon, "--epsilon")
+    sizes = pipeline.parse_numbers(n, "--n", integer=True)
+    study = run_study(scenario, epsilons, sizes, reps, np.random.default_rng(seed))
+    study.attrs["seed"] = seed
+    ldpio.write_result(study, output)
+    if plot is not None:
+        plot_study(study, plot)
+    typer.echo(study["mean_error"].to_pandas().to_string(float_format=lambda v: f"{v:.4g}"))
+    typer.echo(f"wrote {output} ({study.attrs['metric']}; {study.attrs['simulation']})", err=True)
+
+
 @app.command("plot")
 @handles_errors
 def plot_command(
-    result: Path = typer.Argument(..., help="A result written by `ldpest estimate -o` (.nc or .json)."),
+    result: Path = typer.Argument(..., help="A result of `ldpest estimate -o` or `ldpest simulate -o` (.nc or .json)."),
     output: Path = typer.Option(..., "--output", "-o", help=".png or .pdf"),
     level: float = typer.Option(0.95, "--level"),
 ):
-    """Draw a result: bars with intervals, a density with a band, or a heat map."""
+    """Draw a result: bars with intervals, a density with a band, a heat map, or a study's error curves."""
     from .plotting import plot_result
+    from .simulate import plot_study
 
-    plot_result(ldpio.read_result(result), output, level)
+    data = ldpio.read_result(result)
+    if "mean_error" in data:
+        plot_study(data, output)
+    else:
+        plot_result(data, output, level)
     typer.echo(f"wrote {output}", err=True)
 
 

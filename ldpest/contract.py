@@ -247,6 +247,12 @@ class Estimator(_Configurable, abc.ABC):
         parts = self._finalize(mechanism, stats.arrays, stats.n)
         return build_dataset(parts, mechanism=mechanism, estimator=self, n=stats.n)
 
+    def simulate(self, mechanism: Mechanism, truth, n: int, rng) -> SufficientStats:
+        """Optional: an exact draw of the statistics of ``n`` reports, without
+        privatising each record (for studies at huge n).  ``truth`` is what the
+        family needs (frequencies, cell masses)."""
+        raise NotImplementedError(f"estimator {self.name!r} has no exact aggregate simulation")
+
     def estimate(self, reports):
         """``finalize(aggregate(reports))``; accepts an iterable of chunks too."""
         from .reports import Reports

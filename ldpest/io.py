@@ -167,6 +167,8 @@ def write_result(result: xr.Dataset, path) -> None:
     """
     path = Path(path)
     suffix = _check_format(path)
+    if suffix == ".csv" and "estimate_variable" not in result.attrs:
+        raise ParameterError(f"{path}: write studies to .nc or .json")
     with atomic_path(path) as tmp:
         if suffix == ".nc":
             result.to_netcdf(tmp, engine="netcdf4")

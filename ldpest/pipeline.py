@@ -40,6 +40,23 @@ def parse_params(pairs: list[str] | None) -> dict:
     return params
 
 
+def parse_numbers(text: str | None, name: str, integer: bool = False) -> list | None:
+    """``"0.5,1,2"`` -> floats; with ``integer``, ``"1e3,1e9"`` -> ints."""
+    if text is None:
+        return None
+    try:
+        values = [float(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise ParameterError(f"{name} must be comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise ParameterError(f"{name} is empty")
+    if integer:
+        if any(v != int(v) or v < 1 for v in values):
+            raise ParameterError(f"{name} must be positive integers, got {text!r}")
+        return [int(v) for v in values]
+    return values
+
+
 def parse_list(text: str | None):
     """``"a,b,c"`` -> labels; integers become ints when every item is one."""
     if text is None:
@@ -60,15 +77,18 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
         options["epsilon"] = epsilon
     if categories is not None:
         options["categories"] = parse_list(categories)
-    if columns and getattr(make_mechanism_class(name), "accepts_names", False) and "names" not in options:
-        options["names"] = list(columns)
+    if columns and "names" not in options and _takes_parameter(name, "names"):
+        options["names"] = list(columns)  # result dims named after the input columns
     return make_mechanism(name, **options)
 
 
-def make_mechanism_class(name: str):
+def _takes_parameter(mechanism_name: str, parameter: str) -> bool:
+    import inspect
+
     from .registry import get_registry
 
-    return get_registry().get("mechanism", name)
+    cls = get_registry().get("mechanism", mechanism_name)
+    return parameter in inspect.signature(cls.__init__).parameters
 
 
 def build_estimator(name: str | None, mechanism: Mechanism, projection: str | None,

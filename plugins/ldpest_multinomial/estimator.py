@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ldpest import EstimateParts, Estimator, FrequencyOracle
+import numpy as np
+
+from ldpest import DataError, EstimateParts, Estimator, FrequencyOracle, SufficientStats
 from ldpest.labels import label_coordinate
 from ldpest.projection import project_simplex
 from ldpest.validation import check_choice
@@ -42,3 +44,15 @@ class FrequencyEstimator(Estimator):
             projection=projection,
             unprojected=theta,
         )
+
+    def simulate(self, mechanism, theta, n: int, rng) -> SufficientStats:
+        """Exact draw of the statistics of ``n`` reports of data with frequencies ``theta``,
+        in O(d), for mechanisms that offer ``simulate_frequency_statistics``."""
+        self._check_mechanism(mechanism)
+        if not hasattr(mechanism, "simulate_frequency_statistics"):
+            raise NotImplementedError(f"{mechanism.name!r} has no exact aggregate simulation")
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (len(mechanism.categories),) or np.any(theta < 0) or abs(theta.sum() - 1) > 1e-9:
+            raise DataError(f"theta must be {len(mechanism.categories)} non-negative frequencies summing to 1")
+        arrays = mechanism.simulate_frequency_statistics(theta / theta.sum(), n, rng)
+        return SufficientStats(self.statistics_spec_json, mechanism.spec_json, n, arrays)

@@ -111,6 +111,11 @@ class RandomizedResponse(_CategoricalMechanism):
         gap = self._p - self.q
         return (pi - self.q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
 
+    def simulate_frequency_statistics(self, theta, n, rng):
+        """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta)."""
+        pi = self.q + (self._p - self.q) * np.asarray(theta, dtype=np.float64)
+        return {"counts": rng.multinomial(n, pi / pi.sum()).astype(np.int64)}
+
 
 class UnaryRandomizedResponse(_CategoricalMechanism):
     """Duchi et al.'s coordinatewise randomized response on the one-hot vector.
@@ -168,6 +173,11 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
         gap = 2 * self._p - 1
         return (pi - (1 - self._p)) / gap, np.sqrt(pi * (1 - pi) / n) / gap
 
+    def simulate_frequency_statistics(self, theta, n, rng):
+        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, 1 - p)."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+        return {"ones": (rng.binomial(counts, self._p) + rng.binomial(n - counts, 1 - self._p)).astype(np.int64)}
+
 
 class LaplaceOneHot(_CategoricalMechanism):
     """One-hot vector plus Laplace noise of scale ``b = 2 / a`` per coordinate.
@@ -212,3 +222,9 @@ class LaplaceOneHot(_CategoricalMechanism):
         theta = stats["sums"].to_float() / n
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
+
+    def simulate_frequency_statistics(self, theta, n, rng):
+        """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+        totals = counts + self._noise.step * self._noise.sum_of_noise(n, counts.shape, rng)
+        return {"sums": ExactSum.of(totals[None, :])}
