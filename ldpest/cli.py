@@ -144,6 +144,7 @@ def estimate_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    block_bytes: Optional[int] = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
 ):
     """Estimate from reports (NetCDF or CSV), streaming the file in chunks."""
     mech = None
@@ -156,7 +157,7 @@ def estimate_command(
     with _progress(reports, progress) as tick:
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
-            estimator_params=estimator_param, raw=raw, rng=seed, progress=tick,
+            estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
         )
     if output is not None:
         ldpio.write_result(result, output)

@@ -7,6 +7,8 @@ holding the mechanism spec, then a header row and one row per report.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +131,10 @@ def write_reports_csv(reports, path) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             handle.write((SPEC_PREFIX + reports.spec_json + "\n").encode())
-            pacsv.write_csv(table, handle)
+            header = io.StringIO()
+            csv.writer(header, lineterminator="\n").writerow(columns)  # arrow would quote every name
+            handle.write(header.getvalue().encode())
+            pacsv.write_csv(table, handle, write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"))
 
 
 # -- results -------------------------------------------------------------------
