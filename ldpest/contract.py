@@ -179,6 +179,20 @@ class FrequencyOracle(abc.ABC):
     def frequency_estimate(self, stats: Mapping[str, object], n: int) -> tuple[np.ndarray, np.ndarray]:
         """Unbiased ``theta_hat`` and its analytic standard error from the totals."""
 
+    def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
+        """Stored label reports are category indices 0..d-1; other reports validate as collected."""
+        if self.report_kind != "label":
+            return self.encode_reports(values)
+        values = np.asarray(values)
+        d = len(self.categories)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise DataError(f"stored reports of {self.name!r} must be a 1-D array of category indices")
+        bad = (values < 0) | (values >= d)
+        if bad.any():
+            raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{d - 1}",
+                            row=np.flatnonzero(bad)[0])
+        return values.astype(np.int64)
+
     def encode_labels(self, values, what: str = "data") -> np.ndarray:
         """Map labels to category indices; error naming how many and which are unknown."""
         from .labels import encode_labels

@@ -88,16 +88,6 @@ class RandomizedResponse(_CategoricalMechanism):
     def encode_reports(self, values):
         return self.encode_labels(values, "reports")
 
-    def check_encoded_reports(self, values):
-        values = np.asarray(values)
-        if values.ndim != 1 or values.dtype.kind not in "iu":
-            raise DataError(f"reports of {self.name!r} must be a 1-D array of category indices")
-        bad = (values < 0) | (values >= self.d)
-        if bad.any():
-            raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{self.d - 1}",
-                            row=np.flatnonzero(bad)[0])
-        return values.astype(np.int64)
-
     def channel(self) -> Channel:
         matrix = np.full((self.d, self.d), self.q)
         np.fill_diagonal(matrix, self._p)

@@ -186,7 +186,7 @@ class LaplaceSeries(SeriesMechanism):
         return check_finite("reports", values.astype(np.float64))
 
     def coefficient_statistics(self, values):
-        products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], -1)
+        products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], self._k * self._k)
         return {"sums": ExactSum.of(values), "cross": ExactSum.of(products)}
 
     def coefficient_moments(self, stats, n):
