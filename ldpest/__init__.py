@@ -31,6 +31,7 @@ from .registry import (
     register_plugin,
     reset_registry,
 )
+from .mapreduce import reports_from_dataframe
 from .reports import Reports, read_reports
 from .results import EstimateParts, confidence_interval
 from .rng import SecureGenerator, secure_rng
@@ -42,5 +43,5 @@ __all__ = [
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
     "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
-    "read_reports", "register_plugin", "reset_registry", "secure_rng",
+    "read_reports", "register_plugin", "reports_from_dataframe", "reset_registry", "secure_rng",
 ]

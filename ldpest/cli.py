@@ -145,6 +145,9 @@ def estimate_command(
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     block_bytes: Optional[int] = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
+        "or threads, processes, synchronous."),
 ):
     """Estimate from reports (NetCDF or CSV), streaming the file in chunks."""
     mech = None
@@ -158,6 +161,7 @@ def estimate_command(
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
+            scheduler=scheduler,
         )
     if output is not None:
         ldpio.write_result(result, output)

@@ -241,8 +241,12 @@ class Estimator(_Configurable, abc.ABC):
 
     def aggregate(self, reports) -> SufficientStats:
         """Sufficient statistics of a chunk of :class:`ldpest.Reports`."""
+        from .mapreduce import aggregate_dask, is_dask_array
+
         mechanism = reports.mechanism
         self._check_mechanism(mechanism)
+        if is_dask_array(reports.data.data):
+            return aggregate_dask(self, reports)
         arrays = self._aggregate(mechanism, reports.values)
         return SufficientStats(self.statistics_spec_json, reports.spec_json, reports.n, arrays)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -99,8 +100,11 @@ class CsvSource:
                     progress(handle.tell())
 
     def _convert(self, column: pa.Array, name: str, kind: str, offset: int) -> np.ndarray:
-        if kind == "string":
-            return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        if kind == "string":  # dictionary-encoded: no Python object per row
+            encoded = pc.dictionary_encode(column).combine_chunks() if isinstance(column, pa.ChunkedArray) \
+                else pc.dictionary_encode(column)
+            return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                                             categories=encoded.dictionary.to_pylist())
         target = pa.int64() if kind == "int" else pa.float64()
         try:
             converted = pc.cast(pc.utf8_trim_whitespace(column), target)

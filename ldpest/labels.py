@@ -22,6 +22,8 @@ def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
     Raises :class:`DataError` naming how many values are missing (NaN/None) or
     outside the declared categories, which ones, and the first row.
     """
+    if isinstance(values, pd.Categorical):
+        return _encode_categorical(values, categories, what)
     array = np.asarray(values)
     if array.ndim != 1:
         raise DataError(f"{what}: expected a 1-D sequence of labels, got shape {array.shape}")
@@ -47,6 +49,18 @@ def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
     bad = result < 0
     if bad.any():
         _raise_unknown(what, array, bad, categories)
+    return result
+
+
+def _encode_categorical(values: pd.Categorical, categories: list, what: str) -> np.ndarray:
+    codes = np.asarray(values.codes, dtype=np.int64)
+    if (codes < 0).any():
+        _raise_missing(what, codes < 0)
+    lookup = {_key(c): i for i, c in enumerate(categories)}
+    mapped = np.array([lookup.get(_key(u), -1) for u in values.categories], dtype=np.int64)
+    result = mapped[codes] if codes.size else np.zeros(0, dtype=np.int64)
+    if (result < 0).any():
+        _raise_unknown(what, np.asarray(values.categories, dtype=object)[codes], result < 0, categories)
     return result
 
 

@@ -6,7 +6,9 @@ statistics and added up, so memory stays bounded whatever the file size.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -149,11 +151,76 @@ def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None,
             yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism, rng="external")
 
 
+LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
+
+
+@contextlib.contextmanager
+def dask_scheduler(scheduler: str | None):
+    """Run dask work on ``scheduler``: a distributed address, or threads/processes/synchronous."""
+    if scheduler is None:
+        yield
+        return
+    import dask
+
+    if scheduler in LOCAL_SCHEDULERS:
+        with dask.config.set(scheduler=scheduler):
+            yield
+        return
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout=os.environ.get("LDPEST_SCHEDULER_TIMEOUT", "10s"), set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ParameterError(f"cannot reach the dask scheduler at {scheduler!r} ({exc})") from None
+    with client:
+        yield
+
+
+def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, estimator_params,
+                       scheduler: str, chunk_reports: int = 10 ** 6, block_bytes: int = 64 * 2 ** 20):
+    """Map-reduce estimation of a report file on a dask scheduler (see :mod:`ldpest.mapreduce`)."""
+    path = Path(path)
+    with dask_scheduler(scheduler):
+        if path.suffix.lower() == ".nc":
+            reports = read_reports(path, chunks={"report": chunk_reports})
+            if mechanism is not None and mechanism != reports.mechanism:
+                raise ParameterError(f"{path} carries its own spec ({reports.spec_json}); do not pass --mechanism")
+        elif path.suffix.lower() == ".csv":
+            import dask.dataframe as dd
+
+            from .mapreduce import reports_from_dataframe
+
+            source = CsvSource.open(path)
+            mechanism = mechanism or (mechanism_from_spec(source.spec) if source.spec else None)
+            if mechanism is None:
+                raise ParameterError(f"{path}: no #ldpest-spec line; give --mechanism and its parameters")
+            columns = list(columns or (mechanism.report_columns() if source.spec or len(source.columns) != 1
+                                       else source.columns))
+            source.require(columns)
+            kind = _kind_for(mechanism, raw=False)
+            dtype = {"string": str, "int": "int64", "float": "float64"}[kind]
+            frame = dd.read_csv(path, usecols=columns, dtype={c: dtype for c in columns}, blocksize=block_bytes,
+                                comment="#" if source.spec else None, keep_default_na=kind != "string")
+            reports = reports_from_dataframe(frame, mechanism, columns)
+        else:
+            raise ParameterError(f"{path}: read reports from .nc or .csv")
+        est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
+        return est.estimate(reports)
+
+
 def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
                   projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
-                  progress=None):
-    """Estimate from a report file (.nc or .csv), or from raw data (``raw=True``)."""
+                  progress=None, scheduler: str | None = None):
+    """Estimate from a report file (.nc or .csv), or from raw data (``raw=True``).
+
+    ``scheduler`` (an address or threads/processes/synchronous) runs the
+    estimation as a dask map-reduce instead of the streaming loop."""
     path = Path(path)
+    if scheduler is not None:
+        if raw:
+            raise ParameterError("--scheduler estimates report files; privatise raw data first")
+        return estimate_with_dask(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
+                                  projection=projection, estimator_params=estimator_params, scheduler=scheduler)
     if path.suffix.lower() == ".nc":
         if raw:
             raise ParameterError("--raw reads raw data from CSV, not NetCDF")

@@ -1,0 +1,95 @@
+"""Estimation over Dask: map (aggregate each block) and reduce (add statistics).
+
+Reports whose data are a dask array (``read_reports(path, chunks=...)``,
+:func:`reports_from_dataframe` for Parquet or CSV read with dask) aggregate
+block by block, on the active scheduler: threads, processes, or a
+``distributed`` cluster (``dask.distributed.Client(address)``).  Every block is
+validated against the mechanism where it is read, reduced to exact sufficient
+statistics (integers or ExactSum), and the statistics are added in a tree;
+the result equals the numpy path bit for bit.  Workers rebuild the mechanism
+and estimator from their specs, so they need ldpest and the same plugins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .stats import SufficientStats
+
+
+def is_dask_array(values) -> bool:
+    return hasattr(values, "dask") and hasattr(values, "chunks")
+
+
+def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
+    from .registry import estimator_from_spec, mechanism_from_spec_json
+
+    import json
+
+    mechanism = mechanism_from_spec_json(mechanism_spec)
+    estimator = estimator_from_spec(json.loads(estimator_spec))
+    checked = mechanism.check_encoded_reports(np.asarray(values))
+    arrays = estimator._aggregate(mechanism, checked)
+    return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(checked.shape[0]), arrays)
+
+
+def _add(*parts):
+    return sum(parts)
+
+
+def aggregate_dask(estimator, reports, fan_in: int = 8) -> SufficientStats:
+    """Tree map-reduce of the statistics of dask-backed reports."""
+    import dask
+    from dask import delayed
+
+    values = reports.data.data
+    if values.ndim > 1:
+        values = values.rechunk({axis: -1 for axis in range(1, values.ndim)})  # whole reports per block
+    blocks = values.to_delayed().ravel().tolist()
+    layer = [delayed(_aggregate_block)(block, reports.spec_json, estimator.spec_json) for block in blocks]
+    while len(layer) > 1:
+        layer = [delayed(_add)(*layer[i:i + fan_in]) for i in range(0, len(layer), fan_in)]
+    (total,) = dask.compute(layer[0])
+    return total
+
+
+def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):
+    """Lazy :class:`ldpest.Reports` from a dask DataFrame of reports (e.g. ``dd.read_parquet``).
+
+    ``columns``: the report columns in order (default: the mechanism's
+    ``report_columns()``).  Each partition is validated with the mechanism's
+    ``encode_reports`` when it is computed.
+    """
+    import dask.array as da
+    import xarray as xr
+    from dask import delayed
+
+    from ._version import __version__
+    from .errors import DataError
+    from .reports import SPEC_ATTR, Reports
+
+    columns = list(columns or mechanism.report_columns())
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"no column {', '.join(map(repr, missing))}; columns are: {', '.join(map(str, frame.columns))}")
+    expected = mechanism.report_columns()
+    if len(columns) != len(expected):
+        raise DataError(f"mechanism {mechanism.name!r} reports have {len(expected)} column(s), "
+                        f"but {len(columns)} were given")
+
+    def encode(part):
+        values = part[columns].to_numpy()
+        return mechanism.encode_reports(values[:, 0] if len(columns) == 1 else values)
+
+    sample = encode(frame.head(1, npartitions=-1))
+    lengths = frame.map_partitions(len).compute()
+    pieces = [da.from_delayed(delayed(encode)(part), shape=(int(length),) + sample.shape[1:], dtype=sample.dtype)
+              for part, length in zip(frame.to_delayed(), lengths) if length]
+    if not pieces:
+        raise DataError("the data frame holds no rows")
+    data = xr.DataArray(da.concatenate(pieces), dims=mechanism.report_dims, name="reports",
+                        attrs={"mechanism": mechanism.name, SPEC_ATTR: mechanism.spec_json,
+                               "epsilon": mechanism.epsilon, "rng": "external", "ldpest_version": __version__})
+    reports = Reports(data, _spec_json=mechanism.spec_json)
+    reports.__dict__["mechanism"] = mechanism
+    return reports
