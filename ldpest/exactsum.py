@@ -16,6 +16,7 @@ integer arithmetic.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +24,8 @@ import numpy as np
 _HALF = 26
 _HALF_MASK = (1 << _HALF) - 1
 _BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
+_LATTICE_BLOCK = 1 << 20  # values per block of the lattice fast path (cache-sized)
+_LATTICE_LIMIT = 1 << 40  # |units| below this and <= 2^20 rows per block: int64 block sums cannot overflow
 
 
 class ExactSum:
@@ -41,9 +44,18 @@ class ExactSum:
         return cls(np.array([0] * size, dtype=object), 0, shape)
 
     @classmethod
-    def of(cls, values) -> "ExactSum":
-        """Exact sum over axis 0 of ``values`` (shape ``(n, *shape)``)."""
+    def of(cls, values, step: float | None = None) -> "ExactSum":
+        """Exact sum over axis 0 of ``values`` (shape ``(n, *shape)``).
+
+        ``step``: a power of two that the values are expected to be multiples
+        of (lattice noise); then the sum is taken in int64 units of ``step``,
+        much faster.  Values off that lattice fall back to the general path.
+        """
         values = np.asarray(values, dtype=np.float64)
+        if step is not None:
+            fast = cls._of_lattice(values, step)
+            if fast is not None:
+                return fast
         shape = values.shape[1:]
         flat = values.reshape(values.shape[0], int(np.prod(shape, dtype=np.int64)))
         n, width = flat.shape
@@ -56,6 +68,24 @@ class ExactSum:
         for start in range(0, n, rows_per_block):
             total = total + cls._of_block(flat[start:start + rows_per_block], shape)
         return total
+
+    @classmethod
+    def _of_lattice(cls, values: np.ndarray, step: float) -> "ExactSum | None":
+        """Sum in int64 units of ``step`` (a power of two), block by block; None if off the lattice."""
+        mantissa, exponent = math.frexp(step)
+        if mantissa != 0.5 or values.ndim == 0 or values.shape[0] == 0:
+            return None
+        flat = values.reshape(values.shape[0], -1)
+        inverse = 1.0 / step  # exact: a power of two
+        rows = max(1, _LATTICE_BLOCK // max(1, flat.shape[1]))
+        total = np.array([0] * flat.shape[1], dtype=object)
+        for start in range(0, flat.shape[0], rows):
+            scaled = flat[start:start + rows] * inverse
+            units = scaled.astype(np.int64)  # NaN/inf/huge values give garbage and fail the check below
+            if not np.array_equal(units, scaled) or np.abs(units).max() >= _LATTICE_LIMIT:
+                return None
+            total = total + units.sum(axis=0).astype(object)  # block sums < 2^62; Python ints beyond
+        return cls(total, exponent - 1, values.shape[1:])
 
     @classmethod
     def _of_block(cls, block: np.ndarray, shape) -> "ExactSum":

@@ -20,9 +20,12 @@ on the lattice ``g * Z`` with ``g = 2**-m`` (about ``scale * 2**-20``):
 * The noise has mean 0 and variance ``g**2 * 2 r / (1 - r)**2``, which tends
   to the continuous ``2 b**2`` (``b = D / epsilon``) as ``g -> 0``; estimators
   use this exact variance (:attr:`LatticeLaplace.variance`).
-* ``G = floor(E * t)`` with ``E = -log(U)`` exponential and ``t = D / (g eps)``
-  is exactly geometric; ``U`` has 53 random bits, so the law is exact up to a
-  total-variation error below 2**-53 (the far tail beyond about 36 scales).
+* ``K`` is drawn by inversion from one uniform ``U`` (53 random bits): its top
+  bit is the sign, the other 52 bits give ``V`` in (0, 1] and the magnitude
+  ``M = max(0, floor(-t log(V (1 + r) / 2)))``, ``t = D / (g eps)``, which has
+  ``P(M = 0) = (1 - r) / (1 + r)`` and ``P(M >= m) = 2 r^m / (1 + r)``: exactly
+  the discrete Laplace law up to the 2**-52 resolution of V (the far tail
+  beyond about 36 scales).
 
 Outputs are exact dyadic rationals, so sums over reports are exact
 (:class:`~ldpest.exactsum.ExactSum`) whatever the order.
@@ -84,11 +87,25 @@ class LatticeLaplace:
         p = -math.expm1(-1.0 / self.steps_per_unit_loss)
         return rng.negative_binomial(n, p, size=shape) - rng.negative_binomial(n, p, size=shape)
 
+    def lattice_noise(self, shape, rng) -> np.ndarray:
+        """``g K`` as float64 (exact lattice points), by single-uniform inversion (module doc)."""
+        u = rng.random(shape)
+        negative = u < 0.5
+        u *= 2.0
+        u -= ~negative  # u in [0, 1): the 52 bits below the sign bit, exactly
+        np.subtract(1.0, u, out=u)  # V in (0, 1]
+        np.log(u, out=u)
+        u += math.log1p(self.ratio) - math.log(2.0)  # log(V (1 + r) / 2) < 0
+        u *= -self.steps_per_unit_loss
+        np.floor(u, out=u)
+        np.maximum(u, 0.0, out=u)
+        u *= self.step
+        np.negative(u, out=u, where=negative)
+        return u
+
     def integer_noise(self, shape, rng) -> np.ndarray:
-        t = self.steps_per_unit_loss
-        first = np.floor(-np.log1p(-rng.random(shape)) * t)
-        second = np.floor(-np.log1p(-rng.random(shape)) * t)
-        return (first - second).astype(np.int64)
+        """The integer noise ``K`` (see :meth:`lattice_noise`)."""
+        return np.rint(self.lattice_noise(shape, rng) / self.step).astype(np.int64)
 
     def round_to_lattice(self, values: np.ndarray, rng) -> np.ndarray:
         """Unbiased randomised rounding onto ``g * Z`` (identity on lattice points)."""
@@ -101,7 +118,7 @@ class LatticeLaplace:
         """``round(values) + g K`` for an ``(n, width)`` array, vectorised."""
         values = np.asarray(values, dtype=np.float64)
         base = values if self.on_lattice else self.round_to_lattice(values, rng)
-        return base + self.step * self.integer_noise(values.shape, rng)
+        return base + self.lattice_noise(values.shape, rng)
 
     def spec(self) -> dict:
         return {"lattice_step": self.step, "noise_variance": self.variance, "sensitivity": self.sensitivity}

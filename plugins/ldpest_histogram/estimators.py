@@ -83,7 +83,7 @@ class HistogramMean(_HistogramEstimator):
     name = "histogram-mean"
 
     def _aggregate(self, mechanism, values):
-        return {"sums": ExactSum.of(values)}
+        return {"sums": ExactSum.of(values, step=mechanism.noise.step)}
 
     def _masses(self, mechanism, arrays, n):
         mu = arrays["sums"].to_float() / n

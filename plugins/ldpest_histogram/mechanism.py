@@ -15,7 +15,7 @@ from ldpest.validation import check_epsilon, check_finite, check_positive_int, c
 
 from . import tuning
 
-_ROW_BLOCK_ELEMENTS = 1 << 23
+_ROW_BLOCK_ELEMENTS = 1 << 20
 
 
 def _sequence(name: str, value) -> list[float]:
@@ -166,7 +166,7 @@ class LaplaceHistogram(Mechanism):
         rows = max(1, _ROW_BLOCK_ELEMENTS // width)
         for start in range(0, n, rows):
             block_cells = cells[start:start + rows]
-            block = self._noise.step * self._noise.integer_noise((block_cells.size, width), rng)
+            block = self._noise.lattice_noise((block_cells.size, width), rng)
             hit = block_cells >= 0
             block[np.flatnonzero(hit), block_cells[hit]] += 1.0
             out[start:start + rows] = block

@@ -16,7 +16,7 @@ from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, Par
 from ldpest.noise import LatticeLaplace
 from ldpest.validation import check_categories, check_epsilon, check_finite
 
-_ROW_BLOCK_ELEMENTS = 1 << 23  # bounds temporaries of the (n, d) mechanisms
+_ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
 
 
 def dyadic_floor(p: float) -> float:
@@ -193,9 +193,8 @@ class LaplaceOneHot(_CategoricalMechanism):
         n, d = codes.shape[0], self.d
         out = np.empty((n, d), dtype=np.float64)
         for rows in _row_blocks(n, d):
-            block = self._noise.step * self._noise.integer_noise((rows.stop - rows.start, d), rng)
-            block[np.arange(block.shape[0]), codes[rows]] += 1.0
-            out[rows] = block
+            out[rows] = self._noise.lattice_noise((rows.stop - rows.start, d), rng)
+            out[np.arange(rows.start, rows.stop), codes[rows]] += 1.0
         return out
 
     def encode_reports(self, values):
@@ -206,7 +205,7 @@ class LaplaceOneHot(_CategoricalMechanism):
         return check_finite("reports", values.astype(np.float64))
 
     def frequency_statistics(self, reports):
-        return {"sums": ExactSum.of(reports)}
+        return {"sums": ExactSum.of(reports, step=self._noise.step)}
 
     def frequency_estimate(self, stats, n):
         theta = stats["sums"].to_float() / n
