@@ -1,7 +1,8 @@
 """ldpest side by side with plain numpy, pure-ldp and multi-freq-ldpy.
 
 Times privatise + estimate of n records for each row (mechanism, d), best of
---repeat runs, and prints the ratios.  Targets (issues 2 and 7): ldpest within
+--repeat runs, and prints the ratios; then the throughput (reports per second)
+of linf-sampling and laplace-histogram.  Targets (issues 2 and 7): ldpest within
 2x of plain numpy and at least 10x faster than each peer.
 
     .venv/bin/python bench/bench_frequency.py            # all rows, n = 10^6
@@ -79,6 +80,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--no-peers", action="store_true", help="Skip pure-ldp and multi-freq-ldpy.")
+    parser.add_argument("--no-throughput", action="store_true", help="Skip the density mechanisms' throughput.")
     parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
     args = parser.parse_args(argv)
     if not args.no_peers:
@@ -110,9 +112,33 @@ def main(argv=None) -> dict:
                   f"{fmt(row['pure-ldp'], '>12.3f')}{fmt(row['pure-ldp_over_ldpest'], '>8.1f')}"
                   f"{fmt(row['multi-freq-ldpy'], '>10.3f')}{fmt(row['multi-freq-ldpy_over_ldpest'], '>8.1f')}")
     print("ratio = peer time / ldpest time (target >= 10); ldpest/numpy target <= 2")
+    throughput = [] if args.no_throughput else throughput_rows(args.n, args.epsilon, args.repeat)
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
-    return {"rows": rows}
+        args.json.write_text(json.dumps({"ratios": rows, "throughput": throughput}, indent=1))
+    return {"rows": rows, "throughput": throughput}
+
+
+def throughput_rows(n: int, epsilon: float, repeat: int) -> list[dict]:
+    """Reports per second of the density mechanisms (privatise, then estimate)."""
+    rng = np.random.default_rng(5)
+    cases = [
+        ("linf-sampling", {"basis": "trigonometric", "k": 16}, rng.uniform(size=n), "series"),
+        ("linf-sampling", {"basis": "walsh", "k": 64}, rng.uniform(size=n), "series"),
+        ("laplace-histogram", {"low": [0, 0], "high": [1, 1], "bins": 5}, rng.uniform(size=(n, 2)), "histogram-cdf"),
+        ("laplace-histogram", {"low": [0], "high": [1], "bins": 32}, rng.uniform(size=n), "histogram-mean"),
+    ]
+    print(f"\nthroughput, n = {n}: reports per second")
+    print(f"{'mechanism':<20}{'parameters':<42}{'privatise /s':>14}{'estimate /s':>14}")
+    out = []
+    for name, params, data, estimator in cases:
+        mech = ldpest.mechanism(name, epsilon=epsilon, **params)
+        reports = mech.privatize(data, rng=rng)
+        private = best_time(lambda: mech.privatize(data, rng=rng), repeat)
+        estimate = best_time(lambda: ldpest.estimator(estimator).estimate(reports), repeat)
+        row = {"mechanism": name, "params": params, "privatize_per_s": n / private, "estimate_per_s": n / estimate}
+        out.append(row)
+        print(f"{name:<20}{json.dumps(params):<42}{row['privatize_per_s']:>14.3g}{row['estimate_per_s']:>14.3g}")
+    return out
 
 
 if __name__ == "__main__":

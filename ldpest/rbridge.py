@@ -1,0 +1,382 @@
+"""The R bridge: conversions between xarray and R objects, and the dispatcher
+the R package calls (extra ``r``: rpy2).  See r-bindings/README.md.
+
+Two ways in, one code path:
+
+* **R started first** (``library(ldpest)`` in R or Rscript): the R package puts
+  the call's arguments in its environment ``ldpest:::.bridge`` and asks Python,
+  through reticulate, to run ``ldpest.rbridge.dispatch(name)``, passing only
+  the function name.  Here rpy2, attached to the running R, reads the
+  arguments and writes the result (or the error message) back into
+  ``.bridge``; no array crosses reticulate (its NumPy 1 ABI cannot read
+  numpy 2 arrays).
+* **Python started first** (a script, Jupyter's ``%%R``): :func:`register_in_r`
+  loads the R package in rpy2's embedded R and registers :func:`dispatch`
+  there with ``rternalize``; the R functions then call it directly.
+
+Conversions (also usable on their own):
+
+* :func:`dataarray_to_r` / :func:`r_to_dataarray`: ``xarray.DataArray`` <-> R
+  array with ``dim``, named ``dimnames`` (the dims) and the attrs as R
+  attributes;
+* :func:`dataset_to_r` / :func:`r_to_dataset`: a Dataset <-> an R named list of
+  such arrays with the Dataset's attrs in attribute ``attrs``;
+* :func:`result_to_r`: an estimate as the R user sees it: the estimate array
+  with dimnames, and attributes ``stderr``, ``unprojected``, ``epsilon``, ``n``,
+  ``estimator``, ``mechanism``, ``projection``, ``mechanism_spec``, ``table``
+  (a data.frame, one row per cell).
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+
+import numpy as np
+import xarray as xr
+
+from .errors import LdpestError, ParameterError
+
+_registered = []  # keeps the rternalized dispatcher alive (R would call freed memory otherwise)
+
+
+def _ro():
+    """rpy2.robjects, imported without leaking R's library path into child processes.
+
+    Starting embedded R prepends R's ``ldpaths`` (which include the system's
+    library folder) to LD_LIBRARY_PATH; a Python started afterwards by this
+    process (a Dask worker, multiprocessing) would then load the system's
+    libpython instead of its own and fail.  The running process is not
+    affected by the variable (the loader read it at start-up), so it is restored.
+    """
+    import os
+
+    before = os.environ.get("LD_LIBRARY_PATH")
+    try:
+        import rpy2.robjects as ro
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ParameterError("the R bridge needs rpy2: pip install 'ldpest[r]'") from None
+    finally:
+        if before is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = before
+    return ro
+
+
+# -- Python -> R ---------------------------------------------------------------------
+def _vector(values):
+    ro = _ro()
+    values = np.asarray(values)
+    flat = values.ravel(order="F")
+    if values.dtype.kind == "b":
+        return ro.BoolVector(flat.tolist())
+    if values.dtype.kind in "iu":
+        return ro.IntVector(flat.astype(np.int64).tolist())
+    if values.dtype.kind == "f":
+        return ro.FloatVector(flat.astype(np.float64))
+    return ro.StrVector([str(v) for v in flat.tolist()])
+
+
+def _label(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.10g}"
+    return str(value)
+
+
+def _r_value(value):
+    """A scalar, list or array attribute value as an R object."""
+    ro = _ro()
+    if isinstance(value, str):
+        return ro.StrVector([value])
+    if isinstance(value, (bool, np.bool_)):
+        return ro.BoolVector([bool(value)])
+    if isinstance(value, (int, np.integer)):
+        return ro.IntVector([int(value)]) if abs(int(value)) < 2 ** 31 else ro.FloatVector([float(value)])
+    if isinstance(value, (float, np.floating)):
+        return ro.FloatVector([float(value)])
+    return _vector(np.asarray(value))
+
+
+def dataarray_to_r(array: xr.DataArray):
+    """An R array: values in R's column-major order, dimnames named after the dims, attrs as attributes."""
+    ro = _ro()
+    r_array = _vector(array.values)
+    r_array.do_slot_assign("dim", ro.IntVector(list(array.shape)))
+    names = ro.ListVector.from_length(array.ndim)
+    for i, dim in enumerate(array.dims):
+        labels = array[dim].values if dim in array.coords else np.arange(1, array.sizes[dim] + 1)
+        names[i] = ro.StrVector([_label(v) for v in labels])
+    names.do_slot_assign("names", ro.StrVector(list(array.dims)))
+    r_array.do_slot_assign("dimnames", names)
+    for key, value in array.attrs.items():
+        r_array.do_slot_assign(str(key), _r_value(value))
+    return r_array
+
+
+def _attrs_to_r(attrs: dict):
+    ro = _ro()
+    return ro.ListVector([(str(k), _r_value(v)) for k, v in attrs.items()])
+
+
+def dataset_to_r(dataset: xr.Dataset):
+    """An R named list of arrays (one per data variable), the attrs in attribute ``attrs``."""
+    ro = _ro()
+    out = ro.ListVector([(name, dataarray_to_r(dataset[name])) for name in dataset.data_vars])
+    out.do_slot_assign("attrs", _attrs_to_r(dataset.attrs))
+    return out
+
+
+def table_to_r(frame):
+    """A pandas DataFrame as an R data.frame with row names 1..n."""
+    ro = _ro()
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].to_numpy()
+        columns[str(name)] = _vector(values) if values.dtype.kind in "biuf" else ro.StrVector([str(v) for v in values])
+    return ro.DataFrame(columns)
+
+
+def result_to_r(result: xr.Dataset):
+    """An estimate as an R array with dimnames and the attributes listed in the module doc."""
+    from .io import result_table
+    from .results import estimate_variable
+
+    name = estimate_variable(result)
+    main = result[name].copy()
+    main.attrs = {}
+    r_array = dataarray_to_r(main)
+    for extra in ("stderr", "unprojected", "mass", "coefficient", "coefficient_stderr", "lower", "upper"):
+        if extra in result:
+            plain = result[extra].copy()
+            plain.attrs = {}
+            r_array.do_slot_assign(extra, dataarray_to_r(plain))
+    for key, value in result.attrs.items():
+        r_array.do_slot_assign(str(key), _r_value(value))
+    r_array.do_slot_assign("table", table_to_r(result_table(result)))
+    return _classed(r_array, "ldp_estimate")
+
+
+def _classed(obj, name: str):
+    """Set an S3 class the way R does (class<- also sets the object bit)."""
+    ro = _ro()
+    return ro.baseenv["class<-"](obj, ro.StrVector([name]))
+
+
+# -- R -> Python -----------------------------------------------------------------------
+def _attribute(obj, name):
+    ro = _ro()
+    value = ro.baseenv["attr"](obj, name)
+    return None if value is ro.NULL or isinstance(value, type(ro.NULL)) else value
+
+
+def r_to_python(obj, *, whole_numbers_as_int: bool = False):
+    """R vectors, matrices, factors, lists and data.frames as Python/numpy values."""
+    ro = _ro()
+    from rpy2.rinterface import NULLType
+
+    if isinstance(obj, NULLType):
+        return None
+    if isinstance(obj, ro.vectors.DataFrame):
+        return {str(name): r_to_python(obj.rx2(name)) for name in obj.names}
+    if isinstance(obj, ro.vectors.ListVector):
+        values = [r_to_python(v, whole_numbers_as_int=whole_numbers_as_int) for v in obj]
+        names = obj.names
+        if names is not ro.NULL and not isinstance(names, NULLType) and all(str(n) for n in names):
+            return {str(n): v for n, v in zip(names, values)}
+        return values
+    levels = _attribute(obj, "levels")
+    if levels is not None:  # a factor: its labels
+        codes = np.asarray(obj, dtype=np.int64)
+        labels = np.asarray(list(levels), dtype=object)
+        if (codes < 1).any():
+            raise ParameterError("factor values are NA")
+        return labels[codes - 1]
+    if isinstance(obj, ro.vectors.StrVector):
+        values = np.asarray(list(obj), dtype=object)
+    elif isinstance(obj, ro.vectors.BoolVector):
+        values = np.asarray(list(obj), dtype=bool)
+    elif isinstance(obj, ro.vectors.IntVector):
+        values = np.asarray(obj, dtype=np.int64)
+        if (values == -2 ** 31).any():
+            raise ParameterError("integer values are NA")
+    elif isinstance(obj, ro.vectors.FloatVector):
+        values = np.asarray(obj, dtype=np.float64)
+    else:
+        raise ParameterError(f"cannot convert an R object of class {list(obj.rclass)} to Python")
+    dim = _attribute(obj, "dim")
+    if dim is not None:
+        values = values.reshape([int(d) for d in dim], order="F")
+    elif whole_numbers_as_int and values.dtype.kind == "f" and np.all(np.isfinite(values)) and \
+            np.all(values == np.round(values)) and values.size:
+        values = values.astype(np.int64)
+    return values
+
+
+def r_to_dataarray(obj) -> xr.DataArray:
+    """An R array with named dimnames (and attributes) as a DataArray."""
+    values = np.asarray(r_to_python(obj))
+    dimnames = _attribute(obj, "dimnames")
+    dims = [f"dim_{i}" for i in range(values.ndim)]
+    coords = {}
+    if dimnames is not None:
+        names = list(dimnames.names) if dimnames.names is not _ro().NULL else dims
+        dims = [str(n) if str(n) else dims[i] for i, n in enumerate(names)]
+        for dim, labels in zip(dims, dimnames):
+            labels = list(labels)
+            try:
+                coords[dim] = np.asarray([float(v) for v in labels])
+            except ValueError:
+                coords[dim] = np.asarray(labels, dtype=object)
+    attrs = {}
+    for name in _ro().baseenv["names"](_ro().baseenv["attributes"](obj)):
+        if name not in ("dim", "dimnames", "class", "names"):
+            value = r_to_python(_attribute(obj, name))
+            attrs[name] = value.item() if isinstance(value, np.ndarray) and value.size == 1 else value
+    return xr.DataArray(values, dims=dims, coords=coords, attrs=attrs)
+
+
+def r_to_dataset(obj) -> xr.Dataset:
+    ro = _ro()
+    variables = {str(name): r_to_dataarray(obj.rx2(name)) for name in obj.names}
+    dataset = xr.Dataset({name: (array.dims, array.values, array.attrs) for name, array in variables.items()},
+                         coords={k: v for array in variables.values() for k, v in array.coords.items()})
+    attrs = _attribute(obj, "attrs")
+    if attrs is not None:
+        for key, value in r_to_python(attrs).items():
+            dataset.attrs[key] = value.item() if isinstance(value, np.ndarray) and value.size == 1 else value
+    del ro
+    return dataset
+
+
+# -- the calls the R package makes -------------------------------------------------------
+def _params(args) -> dict:
+    raw = args.get("params") or {}
+    if isinstance(raw, list):
+        raw = {}
+    out = {}
+    for key, value in raw.items():
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+            if len(value) == 1 and key not in ("categories", "low", "high", "names", "center", "grid"):
+                value = value[0]
+        out[key] = value
+    return out
+
+
+def _reports_to_r(reports):
+    ro = _ro()
+    mechanism = reports.mechanism
+    values = reports.labels() if mechanism.report_kind == "label" else reports.values
+    r_values = _vector(np.asarray(values))
+    if np.ndim(values) == 2:
+        r_values.do_slot_assign("dim", ro.IntVector(list(np.shape(values))))
+        dimnames = ro.ListVector.from_length(2)
+        dimnames[1] = ro.StrVector(mechanism.report_columns())
+        r_values.do_slot_assign("dimnames", dimnames)
+    out = ro.ListVector([("values", r_values), ("spec", ro.StrVector([reports.spec_json])),
+                         ("mechanism", ro.StrVector([mechanism.name])),
+                         ("epsilon", ro.FloatVector([mechanism.epsilon])),
+                         ("rng", ro.StrVector([reports.data.attrs.get("rng", "")]))])
+    return _classed(out, "ldp_reports")
+
+
+def _mechanism(args):
+    from .registry import mechanism, mechanism_from_spec
+
+    if args.get("spec") is not None:
+        return mechanism_from_spec(json.loads(str(np.asarray(args["spec"]).ravel()[0])))
+    name = args.get("mechanism")
+    if name is None:
+        raise ParameterError("mechanism is needed")
+    return mechanism(str(np.asarray(name).ravel()[0]), **_params(args))
+
+
+def _data(values):
+    values = np.asarray(values)
+    if values.dtype == object:
+        try:
+            return np.asarray(values.tolist(), dtype=float)
+        except (TypeError, ValueError):
+            return values
+    return values
+
+
+def call_plugins(args):
+    from .registry import plugins
+
+    rows = [vars(p) for p in plugins()]
+    import pandas as pd
+
+    return table_to_r(pd.DataFrame(rows, columns=["name", "kind", "family", "origin", "version"]))
+
+
+def call_privatize(args):
+    mech = _mechanism(args)
+    seed = args.get("seed")
+    rng = "secure" if seed is None else int(np.asarray(seed).ravel()[0])
+    return _reports_to_r(mech.privatize(_data(args["data"]), rng=rng))
+
+
+def call_estimate(args):
+    from .registry import estimator as make_estimator
+    from .reports import Reports
+    from .results import confidence_interval
+
+    mech = _mechanism(args)
+    reports = Reports.from_array(_data(args["reports"]), mech)
+    name = args.get("estimator")
+    name = str(np.asarray(name).ravel()[0]) if name is not None else mech.default_estimator
+    estimator_params = args.get("estimator_params") or {}
+    if isinstance(estimator_params, list):
+        estimator_params = {}
+    options = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in estimator_params.items()}
+    # length-1 vectors are scalars (grid = 50 is a number of points; a list of points has 2 or more)
+    options = {k: (v[0] if isinstance(v, list) and len(v) == 1 else v) for k, v in options.items()}
+    result = make_estimator(name, **options).estimate(reports)
+    level = args.get("level")
+    if level is not None:
+        result = confidence_interval(result, float(np.asarray(level).ravel()[0]))
+    return result_to_r(result)
+
+
+CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate}
+
+
+def dispatch(name: str) -> None:
+    """Run ``name`` with the arguments in ``ldpest:::.bridge$args``; write ``result`` or ``error``."""
+    ro = _ro()
+    bridge = ro.r("ldpest:::.bridge")
+    try:
+        bridge["error"] = ro.NULL
+        args = r_to_python(bridge["args"], whole_numbers_as_int=True) if "args" in list(bridge.keys()) else {}
+        if isinstance(args, list):
+            args = {}
+        if str(name) not in CALLS:
+            raise ParameterError(f"unknown bridge call {name!r}")
+        bridge["result"] = CALLS[str(name)](args)
+    except LdpestError as exc:
+        from .errors import DataError
+
+        message = str(exc)
+        if isinstance(exc, DataError) and exc.row is not None:  # R counts from 1
+            message = f"{exc.message} (first at element {exc.row + 1})"
+        bridge["error"] = ro.StrVector([message])
+    except Exception as exc:  # a bug: the R user still gets an R error, with the cause
+        bridge["error"] = ro.StrVector([f"internal error {type(exc).__name__}: {exc}\n{traceback.format_exc()}"])
+
+
+def register_in_r() -> None:
+    """Python first: load the R package in rpy2's embedded R and route its calls here."""
+    ro = _ro()
+    import rpy2.rinterface as ri
+
+    ro.r("suppressPackageStartupMessages(library(ldpest))")
+
+    @ri.rternalize
+    def _dispatch(name):
+        dispatch(str(name[0]))
+        return ri.NULL
+
+    _registered.append(_dispatch)
+    ro.r("ldpest:::.bridge")["dispatch"] = _dispatch

@@ -1,0 +1,3 @@
+library(testthat)
+library(ldpest)
+test_check("ldpest")
