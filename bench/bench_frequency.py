@@ -10,7 +10,7 @@ of linf-sampling and laplace-histogram.  Targets (issues 2 and 7): ldpest within
 
 The peers are installed from PyPI into bench/.peers on first use.  They take
 indices 0..d-1 as ldpest and numpy do; each is used as documented, one client
-call per record.  Laplace has no peer implementation ("n/a").
+call per record.  Laplace is the peers' summation histogram encoding (one-hot + Laplace(2/epsilon)).
 """
 
 from __future__ import annotations

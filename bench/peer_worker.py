@@ -26,6 +26,13 @@ def pure_ldp(mechanism, data, d, epsilon):
 
         def Server(eps, d, index_mapper):
             return UEServer(eps, d, use_oue=False, index_mapper=index_mapper)
+    elif mechanism == "laplace":  # summation histogram encoding: one-hot + Laplace(2 / epsilon)
+        from pure_ldp.frequency_oracles.histogram_encoding import HEClient as Client
+
+        def Server(eps, d, index_mapper):
+            from pure_ldp.frequency_oracles.histogram_encoding import HEServer
+
+            return HEServer(eps, d, use_the=False, index_mapper=index_mapper)
     else:
         return None
     identity = lambda v: v  # noqa: E731  (ldpest and numpy get indices 0..d-1 too)
@@ -48,6 +55,11 @@ def multi_freq_ldpy(mechanism, data, d, epsilon):
 
         def aggregate(reports, d, eps):
             return UE_Aggregator_MI(reports, eps, False)
+    elif mechanism == "laplace":  # summation histogram encoding (SHE)
+        from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Aggregator_MI, HE_Client as client
+
+        def aggregate(reports, d, eps):
+            return HE_Aggregator_MI(reports, d, eps, use_thresh=False)
     else:
         return None
     client(int(data[0]), d, epsilon)  # compile numba outside the timing

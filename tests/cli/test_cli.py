@@ -254,3 +254,15 @@ def test_subprocess_success_and_clean_failure(tmp_path, survey_args):
 def test_usage_errors_exit_2(tmp_path):
     bad = subprocess.run([LDPEST, "estimate"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+def test_progress_reports_increasing_positions_up_to_the_file_size(tmp_path):
+    from ldpest import pipeline
+
+    data = tmp_path / "r.csv"
+    data.write_text("x\n" + "a\nb\n" * 20000)
+    positions = []
+    mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])
+    result = pipeline.estimate_path(data, mechanism=mech, columns=["x"], block_bytes=4096, progress=positions.append)
+    assert result.attrs["n"] == 40000
+    assert len(positions) > 5 and positions == sorted(positions) and positions[-1] == data.stat().st_size
