@@ -17,12 +17,7 @@ from .errors import DataError, ParameterError
 
 def check_epsilon(epsilon) -> float:
     """Privacy level: a finite real number > 0 (there is deliberately no default)."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ParameterError(f"epsilon must be a positive number, got {epsilon!r}")
-    value = float(epsilon)
-    if not math.isfinite(value) or value <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    return value
+    return check_positive_real("epsilon", epsilon)
 
 
 def check_positive_int(name: str, value, minimum: int = 1) -> int:
@@ -36,10 +31,10 @@ def check_positive_int(name: str, value, minimum: int = 1) -> int:
 def check_positive_real(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"{name} must be a positive number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
         raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
-    return value
+    return number
 
 
 def check_choice(name: str, value, choices) -> str:
@@ -86,3 +81,14 @@ def check_finite(name: str, values: np.ndarray) -> np.ndarray:
 def check_nonempty(name: str, count: int) -> None:
     if count == 0:
         raise DataError(f"{name} is empty: at least one record is needed")
+
+
+def check_report_matrix(values, width: int, mechanism: str, what: str) -> np.ndarray:
+    """Reports as an (n, width) numeric array; ``what`` names the width (e.g. "3 categories")."""
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[1] != width:
+        got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
+        raise DataError(f"reports have width {got} but mechanism {mechanism!r} has {what}")
+    if values.dtype.kind not in "iufb":
+        raise DataError(f"reports of {mechanism!r} must be numbers, got dtype {values.dtype}")
+    return values

@@ -11,7 +11,8 @@ import numpy as np
 from ldpest import DataDroppedWarning, DataError, Mechanism, ParameterError
 from ldpest.noise import LatticeLaplace
 from ldpest.partition import CubicPartition
-from ldpest.validation import check_epsilon, check_finite, check_positive_int, check_positive_real
+from ldpest.validation import (check_epsilon, check_finite, check_positive_int, check_positive_real,
+                               check_report_matrix)
 
 from . import tuning
 
@@ -174,13 +175,8 @@ class LaplaceHistogram(Mechanism):
 
     # -- server side -----------------------------------------------------------
     def encode_reports(self, values) -> np.ndarray:
-        values = np.asarray(values)
         width = self._partition.size
-        if values.ndim != 2 or values.shape[1] != width:
-            got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
-            raise DataError(f"reports have width {got} but mechanism {self.name!r} has {width} cells")
-        if values.dtype.kind not in "iuf":
-            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        values = check_report_matrix(values, width, self.name, f"{width} cells")
         return check_finite("reports", values.astype(np.float64))
 
     def cell_probabilities(self, sample: np.ndarray) -> np.ndarray:

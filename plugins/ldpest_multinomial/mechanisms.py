@@ -14,7 +14,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.noise import LatticeLaplace
-from ldpest.validation import check_categories, check_epsilon, check_finite
+from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
 
@@ -22,13 +22,6 @@ _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the
 def dyadic_floor(p: float) -> float:
     """Largest multiple of 2**-53 not above p: P(U < result) = result exactly."""
     return math.floor(p * 2.0 ** 53) / 2.0 ** 53
-
-
-def _check_width(values: np.ndarray, d: int, name: str) -> None:
-    if values.ndim != 2:
-        raise DataError(f"reports of {name!r} must be a 2-D array (reports x {d} categories), got shape {values.shape}")
-    if values.shape[1] != d:
-        raise DataError(f"reports have width {values.shape[1]} but mechanism {name!r} has {d} categories")
 
 
 def _row_blocks(n: int, d: int):
@@ -138,8 +131,7 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
         return out
 
     def encode_reports(self, values):
-        values = np.asarray(values)
-        _check_width(values, self.d, self.name)
+        values = check_report_matrix(values, self.d, self.name, f"{self.d} categories")
         bad = (values != 0) & (values != 1)
         if bad.any():
             raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not",
@@ -198,10 +190,7 @@ class LaplaceOneHot(_CategoricalMechanism):
         return out
 
     def encode_reports(self, values):
-        values = np.asarray(values)
-        _check_width(values, self.d, self.name)
-        if values.dtype.kind not in "iuf":
-            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        values = check_report_matrix(values, self.d, self.name, f"{self.d} categories")
         return check_finite("reports", values.astype(np.float64))
 
     def frequency_statistics(self, reports):

@@ -10,7 +10,8 @@ import numpy as np
 import ldpest
 from ldpest import Channel, DataError, ExactSum, Mechanism, ParameterError
 from ldpest.noise import LatticeLaplace
-from ldpest.validation import check_epsilon, check_finite, check_positive_int, check_positive_real
+from ldpest.validation import (check_epsilon, check_finite, check_positive_int, check_positive_real,
+                               check_report_matrix)
 
 from . import linf
 
@@ -107,12 +108,7 @@ class LinfSampling(SeriesMechanism):
         return linf.sample(self._basis.evaluate(x, self._k), self._basis.B0, self.epsilon, rng)
 
     def encode_reports(self, values):
-        values = np.asarray(values)
-        if values.ndim != 2 or values.shape[1] != self._k:
-            got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
-            raise DataError(f"reports have width {got} but mechanism {self.name!r} has k = {self._k}")
-        if values.dtype.kind not in "iuf":
-            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        values = check_report_matrix(values, self._k, self.name, f"k = {self._k}")
         for unit in (1.0, self._scale):
             if np.all(np.isclose(np.abs(values), unit, rtol=1e-9, atol=0)):
                 return np.sign(values).astype(np.int8)
@@ -177,12 +173,7 @@ class LaplaceSeries(SeriesMechanism):
         return self._noise.privatize(self._basis.evaluate(x, self._k), rng)
 
     def encode_reports(self, values):
-        values = np.asarray(values)
-        if values.ndim != 2 or values.shape[1] != self._k:
-            got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
-            raise DataError(f"reports have width {got} but mechanism {self.name!r} has k = {self._k}")
-        if values.dtype.kind not in "iuf":
-            raise DataError(f"reports of {self.name!r} must be numbers, got dtype {values.dtype}")
+        values = check_report_matrix(values, self._k, self.name, f"k = {self._k}")
         return check_finite("reports", values.astype(np.float64))
 
     def coefficient_statistics(self, values):

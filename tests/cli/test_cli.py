@@ -266,3 +266,13 @@ def test_progress_reports_increasing_positions_up_to_the_file_size(tmp_path):
     result = pipeline.estimate_path(data, mechanism=mech, columns=["x"], block_bytes=4096, progress=positions.append)
     assert result.attrs["n"] == 40000
     assert len(positions) > 5 and positions == sorted(positions) and positions[-1] == data.stat().st_size
+
+
+def test_outputs_get_the_usual_permissions(tmp_path, survey_args):
+    import stat
+
+    out = tmp_path / "result.nc"
+    assert run("estimate", EXAMPLE, "-c", "transport", *survey_args, "-o", out).exit_code == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
