@@ -19,3 +19,10 @@ Rscript -e '
   cat(sprintf("R: %d passed, %d failed, %d skipped\n", sum(res$passed), failed, skipped))
   if (failed > 0 || skipped > 0 || sum(res$passed) == 0) quit(status = 1)
 '
+
+# The package as CRAN would check it (offline; no LaTeX here, so no manual).
+cd "$SCRATCH"
+R CMD build "$ROOT/r-bindings" >/dev/null
+R CMD check --no-manual --quiet ldpest_*.tar.gz > check.log 2>&1 || { cat check.log; exit 1; }
+grep -q "^Status: OK" ldpest.Rcheck/00check.log || { cat ldpest.Rcheck/00check.log; exit 1; }
+echo "R CMD check: Status OK"
