@@ -10,6 +10,7 @@ import contextlib
 import functools
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import List, Optional
 
@@ -31,6 +32,10 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks 
     _state["debug"] = debug
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    typer.echo(f"ldpest: warning: {message}", err=True)
+
+
 def _fail(message: str, code: int = 2):
     typer.echo(f"ldpest: error: {message}", err=True)
     raise typer.Exit(code)
@@ -44,7 +49,9 @@ def handles_errors(command):
         if _state["debug"]:
             return command(*args, **kwargs)
         try:
-            return command(*args, **kwargs)
+            with warnings.catch_warnings():  # restores the host's warning display afterwards
+                warnings.showwarning = _one_line_warning
+                return command(*args, **kwargs)
         except typer.Exit:
             raise
         except LdpestError as exc:

@@ -75,7 +75,11 @@ def estimate_variable(result: xr.Dataset) -> str:
     for candidate in ("probability", "density"):
         if candidate in result:
             return candidate
-    raise ValueError("result holds neither 'probability' nor 'density'")
+    from .errors import DataError
+
+    if "reports" in result:
+        raise DataError("this is a report file, not a result: run `ldpest estimate` on it first")
+    raise DataError("not an ldpest result: it holds neither 'probability' nor 'density'")
 
 
 def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:

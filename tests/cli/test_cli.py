@@ -276,3 +276,20 @@ def test_outputs_get_the_usual_permissions(tmp_path, survey_args):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+
+
+def test_plotting_a_report_file_says_what_to_do(tmp_path):
+    mech = ldpest.mechanism("laplace", epsilon=1.0, categories=["a", "b"])
+    mech.privatize(["a", "b"], rng=1).to_netcdf(tmp_path / "r.nc")
+    fails_cleanly(run("plot", tmp_path / "r.nc", "-o", tmp_path / "p.png"), "report file, not a result")
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_warnings_are_one_line(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("x\n0.5\n1.5\n0.2\n")
+    result = run("estimate", data, "--raw", "-c", "x", "-m", "laplace-histogram", "-e", "1", "-p", "low=[0]",
+                 "-p", "high=[1]", "-p", "bins=2", "--seed", "1")
+    assert result.exit_code == 0
+    assert result.stderr.strip() == "ldpest: warning: 1 of 3 points lie outside every cell; their reports carry " \
+                                    "pure noise (the estimate is of the mass inside the partition)"
