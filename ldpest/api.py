@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from .contract import Estimator
 from .errors import ParameterError
 from .registry import estimator as _estimator
@@ -15,15 +17,15 @@ def estimate(reports, estimator=None):
     name, or an :class:`Estimator` instance.  Returns an ``xarray.Dataset``.
     """
     if isinstance(reports, Reports):
-        first = reports
-        chunks = None
-    else:
-        chunks = list(reports)
-        if not chunks:
+        first, chunks = reports, None
+    else:  # peek at the first chunk without materialising the stream
+        iterator = iter(reports)
+        first = next(iterator, None)
+        if first is None:
             from .errors import DataError
 
             raise DataError("no reports: the stream held no chunks")
-        first = chunks[0]
+        chunks = itertools.chain([first], iterator)
     if estimator is None:
         name = first.mechanism.default_estimator
         if name is None:

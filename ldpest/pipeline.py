@@ -119,27 +119,35 @@ def _encode(source: CsvSource, offset: int, action: Callable, values):
         raise DataError(f"{source.path}, line {source.line_of(offset + exc.row)}: {exc.message}") from None
 
 
-def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
-                   rng=None, block_bytes: int | None = None, progress=None):
-    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``)."""
-    source = CsvSource.open(path)
+def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, columns, raw: bool):
+    """The mechanism (from the options or the file's spec line) and the columns to read."""
     if mechanism is None and not raw:
         if source.spec is None:
-            raise ParameterError(f"{path}: no #ldpest-spec line; give --mechanism and its parameters")
+            raise ParameterError(f"{source.path}: no #ldpest-spec line; give --mechanism and its parameters")
         mechanism = mechanism_from_spec(source.spec)
     if mechanism is None:
         raise ParameterError("--mechanism is needed to privatise raw data")
     if not columns:
         if raw:
             raise ParameterError("--column is needed: which column(s) hold the data?")
-        columns = mechanism.report_columns() if source.spec is not None or len(source.columns) != 1 else source.columns
+        single = source.spec is None and len(source.columns) == 1
+        columns = source.columns if single else mechanism.report_columns()
     if not raw:
         expected = mechanism.report_columns()
         if len(columns) != len(expected):
             raise DataError(
-                f"{path}: mechanism {mechanism.name!r} reports have {len(expected)} column(s) "
+                f"{source.path}: mechanism {mechanism.name!r} reports have {len(expected)} column(s) "
                 f"({', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''}), but {len(columns)} were given"
             )
+    source.require(list(columns))
+    return mechanism, list(columns)
+
+
+def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
+                   rng=None, block_bytes: int | None = None, progress=None):
+    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``)."""
+    source = CsvSource.open(path)
+    mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw)
     generator, kind_of_rng = resolve_rng(rng)
     kind = _kind_for(mechanism, raw)
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
@@ -191,12 +199,7 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
             from .mapreduce import reports_from_dataframe
 
             source = CsvSource.open(path)
-            mechanism = mechanism or (mechanism_from_spec(source.spec) if source.spec else None)
-            if mechanism is None:
-                raise ParameterError(f"{path}: no #ldpest-spec line; give --mechanism and its parameters")
-            columns = list(columns or (mechanism.report_columns() if source.spec or len(source.columns) != 1
-                                       else source.columns))
-            source.require(columns)
+            mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
             kind = _kind_for(mechanism, raw=False)
             dtype = {"string": str, "int": "int64", "float": "float64"}[kind]
             frame = dd.read_csv(path, usecols=columns, dtype={c: dtype for c in columns}, blocksize=block_bytes,

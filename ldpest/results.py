@@ -6,7 +6,6 @@ the Dataset, so every result has the schema of DESIGN.md ("Results").
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,7 +102,3 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
         out[bound].attrs = {"description": f"{bound} end of the {level:.0%} Wald interval of {name}"}
     out.attrs["confidence_level"] = float(level)
     return out
-
-
-def result_spec(result: xr.Dataset) -> dict:
-    return json.loads(result.attrs["mechanism_spec"])

@@ -148,6 +148,16 @@ def test_streaming_equals_one_shot_exactly(name, rng):
         else:
             chunks, expected = list(reports.chunks(size)), one_shot
         xr.testing.assert_identical(ldpest.estimate(chunks, estimator), expected)
+    # a one-shot generator streams (it is consumed once, chunk by chunk)
+    consumed = []
+
+    def stream():
+        for chunk in reports.chunks(1000):
+            consumed.append(chunk.n)
+            yield chunk
+
+    xr.testing.assert_identical(ldpest.estimate(stream(), estimator), one_shot)
+    assert sum(consumed) == reports.n
     # any order of adding the statistics gives the same totals
     parts = [estimator.aggregate(c) for c in reports.chunks(777)]
     order = rng.permutation(len(parts))
