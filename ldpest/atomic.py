@@ -26,6 +26,24 @@ def atomic_path(path):
         raise
 
 
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Like :func:`atomic_path` for outputs that are directories (Zarr stores)."""
+    import shutil
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)) / "store"
+    try:
+        yield tmp
+        if target.exists():
+            old = tmp.parent / "old"
+            os.replace(target, old)  # keep the good store until the new one is in place
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp.parent, ignore_errors=True)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

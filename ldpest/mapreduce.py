@@ -1,7 +1,7 @@
 """Estimation over Dask: map (aggregate each block) and reduce (add statistics).
 
-Reports whose data are a dask array (``read_reports(path, chunks=...)``,
-:func:`reports_from_dataframe` for Parquet or CSV read with dask) aggregate
+Reports whose data are a dask array (``read_reports(path, chunks=...)`` for
+NetCDF or Zarr, :func:`reports_from_dataframe` for Parquet or CSV read with dask) aggregate
 block by block, on the active scheduler: threads, processes, or a
 ``distributed`` cluster (``dask.distributed.Client(address)``).  Every block is
 validated against the mechanism where it is read, reduced to exact sufficient

@@ -189,7 +189,7 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
     """Map-reduce estimation of a report file on a dask scheduler (see :mod:`ldpest.mapreduce`)."""
     path = Path(path)
     with dask_scheduler(scheduler):
-        if path.suffix.lower() == ".nc":
+        if path.suffix.lower() in (".nc", ".zarr"):
             reports = read_reports(path, chunks={"report": chunk_reports})
             if mechanism is not None and mechanism != reports.mechanism:
                 raise ParameterError(f"{path} carries its own spec ({reports.spec_json}); do not pass --mechanism")
@@ -206,7 +206,7 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
                                 comment="#" if source.spec else None, keep_default_na=kind != "string")
             reports = reports_from_dataframe(frame, mechanism, columns)
         else:
-            raise ParameterError(f"{path}: read reports from .nc or .csv")
+            raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
         est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
         return est.estimate(reports)
 
@@ -235,7 +235,7 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
         est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
         return est.estimate(reports)
     if path.suffix.lower() != ".csv":
-        raise ParameterError(f"{path}: read reports from .nc or .csv")
+        raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
     chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress)
     first = next(chunks, None)
     if first is None:

@@ -126,21 +126,40 @@ class Reports:
         with atomic_path(path) as tmp:
             self._data.to_netcdf(tmp, engine="netcdf4")
 
+    def to_zarr(self, path) -> None:
+        """Write a Zarr store atomically (dask-backed reports are written block by block)."""
+        from .atomic import atomic_directory
+
+        with atomic_directory(path) as tmp:
+            self._data.to_dataset().to_zarr(tmp, mode="w", consolidated=False)
+
     def __repr__(self) -> str:
         return f"<ldpest.Reports n={self.n} mechanism={self.spec_json} dims={self._data.dims}>"
 
 
 def read_reports(path, chunks=None) -> Reports:
-    """Read reports written by :meth:`Reports.to_netcdf`, validated against their mechanism.
+    """Read reports written by :meth:`Reports.to_netcdf` or :meth:`Reports.to_zarr`,
+    validated against their mechanism.
 
-    ``chunks`` (e.g. ``{"report": 10**6}``) opens the file lazily with Dask.
+    ``chunks`` (e.g. ``{"report": 10**6}``) opens the file lazily with Dask
+    (validated block by block when estimated).
     """
-    try:
-        data = xr.open_dataarray(path, engine="netcdf4", chunks=chunks)
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: not a readable NetCDF report file ({exc})") from None
+    from pathlib import Path
+
+    if Path(path).suffix.lower() == ".zarr":
+        if not Path(path).is_dir():
+            raise DataError(f"{path}: no such Zarr store")
+        try:
+            data = xr.open_zarr(path, chunks=chunks if chunks is not None else {}, consolidated=False)["reports"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise DataError(f"{path}: not a readable Zarr report store ({exc})") from None
+    else:
+        try:
+            data = xr.open_dataarray(path, engine="netcdf4", chunks=chunks)
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file") from None
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable NetCDF report file ({exc})") from None
     if chunks is None:
         data = data.load()
         data.close()

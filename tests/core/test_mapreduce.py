@@ -107,3 +107,20 @@ def test_cli_unreachable_scheduler_is_one_clear_line(tmp_path, monkeypatch):
     reports.to_netcdf(tmp_path / "r.nc")
     result = CliRunner().invoke(app, ["estimate", str(tmp_path / "r.nc"), "--scheduler", "tcp://127.0.0.1:9"])
     assert result.exit_code == 2 and "cannot reach the dask scheduler" in result.stderr
+
+
+def test_zarr_store_lazily_equals_numpy_and_writes_atomically(tmp_path):
+    import dask
+
+    reports = make_reports("laplace-series", {"basis": "trigonometric", "k": 3}, CASES[5][2])
+    store = tmp_path / "r.zarr"
+    reports.to_zarr(store)
+    lazy = ldpest.read_reports(store, chunks={"report": 4000})
+    assert ldpest.mapreduce.is_dask_array(lazy.data.data)
+    with dask.config.set(scheduler="threads"):
+        xr.testing.assert_identical(ldpest.estimate(lazy), ldpest.estimate(reports))
+    xr.testing.assert_identical(ldpest.estimate(ldpest.read_reports(store)), ldpest.estimate(reports))
+    reports[:10].to_zarr(store)  # replaces the old store whole
+    assert ldpest.read_reports(store).n == 10 and not list(tmp_path.glob(".r.zarr.*"))
+    result = CliRunner().invoke(app, ["estimate", str(store), "--json", "--scheduler", "synchronous"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["attrs"]["n"] == 10
