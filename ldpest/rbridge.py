@@ -29,6 +29,7 @@ Conversions (also usable on their own):
 
 from __future__ import annotations
 
+import atexit
 import json
 import traceback
 
@@ -38,6 +39,17 @@ import xarray as xr
 from .errors import LdpestError, ParameterError
 
 _registered = []  # keeps the rternalized dispatcher alive (R would call freed memory otherwise)
+
+
+def _release_at_exit() -> None:
+    """Free R objects while rpy2's modules still exist (else their finalizers fail at exit)."""
+    import gc
+
+    _registered.clear()
+    gc.collect()
+
+
+atexit.register(_release_at_exit)
 
 
 def _ro():
