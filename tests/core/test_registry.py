@@ -1,7 +1,5 @@
 """The plugin registry: discovery, failures, duplicates, unknown names."""
 
-import sys
-import warnings
 
 import numpy as np
 import pytest

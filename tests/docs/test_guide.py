@@ -3,7 +3,6 @@
 import re
 from pathlib import Path
 
-import ldpest
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugin-author-guide.md"
 

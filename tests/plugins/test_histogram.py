@@ -1,7 +1,6 @@
 """The histogram family against MATH.md section 2."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -122,8 +121,6 @@ def test_simplex_projection_is_duchi_et_al_projection_onto_k_simplex(rng):
     mech = hist(1.0, k)
     result = ldpest.estimate(mech.privatize(BETA.rvs(size=2000, random_state=rng), rng=rng),
                              ldpest.estimator("histogram-mean", projection="simplex"))
-    from ldpest.projection import project_simplex
-
     theta = project_simplex(result["unprojected"].values, total=k)  # Pi_{k Delta_k}(k mu_hat)
     np.testing.assert_allclose(result["density"].values, theta, atol=1e-12)
 

@@ -1,6 +1,5 @@
 """The rpy2 conversions and the Python-first path into the R package (rternalize)."""
 
-import os
 from pathlib import Path
 
 import numpy as np
