@@ -17,7 +17,11 @@ Given ``tau = phi(x)`` in ``[-B0, B0]^k``:
    ``C_k = 2^(k-1) / binom(k-1, ceil(k/2) - 1)``.
 
 Privacy: ``Q(u | x)`` is a mixture over ``s`` of ``Q(u | s)``, whose ratio is
-at most ``e^a`` (MATH-DERIVATIONS F3).  Sampling is exact and vectorised (the
+at most ``e^a`` (MATH-DERIVATIONS F3).  The sampler draws ``s`` and ``m`` with
+53-bit uniforms, so the probabilities it implements differ from these exact
+ones by at most 2^-53 each: the mean is ``phi(x)`` to about ``B 2^-52`` and
+the likelihood ratio is ``e^a`` to a relative 2^-50 (the tests enumerate the
+exact channel and check the sampler against it by chi-square).  Sampling is exact and vectorised (the
 "Hamming sampler"): draw ``m`` from ``P(m) = binom(k, m) q(m) / Z_k``, then flip
 a uniformly random m-subset of the coordinates of ``s``.
 """
