@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from .contract import Estimator
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 from .registry import estimator as _estimator
 from .reports import Reports
 
@@ -22,8 +22,6 @@ def estimate(reports, estimator=None):
         iterator = iter(reports)
         first = next(iterator, None)
         if first is None:
-            from .errors import DataError
-
             raise DataError("no reports: the stream held no chunks")
         chunks = itertools.chain([first], iterator)
     if estimator is None:

@@ -12,6 +12,8 @@ and estimator from their specs, so they need ldpest and the same plugins.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .stats import SufficientStats
@@ -22,9 +24,7 @@ def is_dask_array(values) -> bool:
 
 
 def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
-    from .registry import estimator_from_spec, mechanism_from_spec_json
-
-    import json
+    from .registry import estimator_from_spec, mechanism_from_spec_json  # registry imports contract
 
     mechanism = mechanism_from_spec_json(mechanism_spec)
     estimator = estimator_from_spec(json.loads(estimator_spec))

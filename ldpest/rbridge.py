@@ -249,7 +249,6 @@ def r_to_dataarray(obj) -> xr.DataArray:
 
 
 def r_to_dataset(obj) -> xr.Dataset:
-    ro = _ro()
     variables = {str(name): r_to_dataarray(obj.rx2(name)) for name in obj.names}
     dataset = xr.Dataset({name: (array.dims, array.values, array.attrs) for name, array in variables.items()},
                          coords={k: v for array in variables.values() for k, v in array.coords.items()})
@@ -257,7 +256,6 @@ def r_to_dataset(obj) -> xr.Dataset:
     if attrs is not None:
         for key, value in r_to_python(attrs).items():
             dataset.attrs[key] = value.item() if isinstance(value, np.ndarray) and value.size == 1 else value
-    del ro
     return dataset
 
 

@@ -13,6 +13,7 @@ import xarray as xr
 from scipy import stats as _stats
 
 from ._version import __version__
+from .errors import DataError, ParameterError
 
 
 @dataclass
@@ -74,8 +75,6 @@ def estimate_variable(result: xr.Dataset) -> str:
     for candidate in ("probability", "density"):
         if candidate in result:
             return candidate
-    from .errors import DataError
-
     if "reports" in result:
         raise DataError("this is a report file, not a result: run `ldpest estimate` on it first")
     raise DataError("not an ldpest result: it holds neither 'probability' nor 'density'")
@@ -89,8 +88,6 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
     section 6) and is not clipped.
     """
     if not (isinstance(level, float | int) and 0 < level < 1):
-        from .errors import ParameterError
-
         raise ParameterError(f"level must be in (0, 1), got {level!r}")
     name = estimate_variable(result)
     centre = result["unprojected"] if "unprojected" in result else result[name]
