@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import abc
 import json
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .errors import DataError, IncompatibleError, ParameterError
+from .exact import log_ratio, ratio_within
 from .rng import resolve_rng
 from .stats import SufficientStats
 
@@ -74,18 +77,55 @@ class _Configurable:
 
 @dataclass(frozen=True)
 class Channel:
-    """An exact finite channel: ``matrix[i, j] = Q(outputs[j] | inputs[i])``."""
+    """A finite channel: ``matrix[i, j] = Q(outputs[j] | inputs[i])``.
+
+    Entries are floats or, for an exact proof, :class:`fractions.Fraction`
+    objects holding the probabilities the sampler implements (built from its
+    integer thresholds); then :meth:`satisfies` is a proof, not a float check.
+    """
 
     inputs: list
     outputs: np.ndarray
     matrix: np.ndarray
 
+    @property
+    def exact(self) -> bool:
+        return np.asarray(self.matrix).dtype == object
+
+    def probabilities(self) -> np.ndarray:
+        """The matrix as float64."""
+        return np.asarray(self.matrix, dtype=np.float64)
+
+    def worst_ratio(self):
+        """``max_{z, x, x'} Q(z|x) / Q(z|x')``: a Fraction for exact channels (inf if some column has a zero)."""
+        if not self.exact:
+            matrix = self.probabilities()
+            with np.errstate(divide="ignore"):
+                return float((matrix.max(axis=0) / matrix.min(axis=0)).max())
+        worst = Fraction(0)
+        for column in np.asarray(self.matrix).T:
+            low, high = min(column), max(column)
+            if low == 0:
+                return math.inf if high > 0 else worst
+            worst = max(worst, Fraction(high) / Fraction(low))
+        return worst
+
     def max_log_ratio(self) -> float:
         """``max_{z, x, x'} log Q(z|x) / Q(z|x')`` (infinite if some column has a zero)."""
-        with np.errstate(divide="ignore"):
-            logs = np.log(self.matrix)
-        spread = logs.max(axis=0) - logs.min(axis=0)
-        return float(spread.max())
+        worst = self.worst_ratio()
+        if worst == math.inf:
+            return math.inf
+        return log_ratio(worst, 1) if isinstance(worst, Fraction) else math.log(worst)
+
+    def satisfies(self, epsilon: float) -> bool:
+        """Every likelihood ratio is at most ``e^epsilon``: proven for exact channels (rows must also
+        sum to exactly 1), up to 1e-12 in log scale for float ones."""
+        if not self.exact:
+            return self.max_log_ratio() <= epsilon + 1e-12
+        if any(sum(row) != 1 for row in np.asarray(self.matrix)):
+            return False
+        worst = self.worst_ratio()
+        return worst != math.inf and ratio_within(worst, 1, epsilon)
 
 
 class Mechanism(_Configurable, abc.ABC):

@@ -11,6 +11,13 @@ Two constructions, one interface:
 Cells are numbered row-major over the bounding grid (last axis fastest); a ball
 partition uses the subset of grid cells that meet the ball.  :meth:`locate`
 maps points to cell numbers, vectorised, with -1 for points outside every cell.
+
+Cell lookup is exact at every edge: each axis keeps its edges as floats (the
+box's are ``low``, interior edges, and exactly ``high``), the result's bounds
+variables report these same numbers, and :meth:`locate` compares points with
+them (``searchsorted``) instead of dividing, so a point equal to an edge lands
+in the cell that the reported bounds say holds it, whatever the rounding of
+``(x - low) / width`` would be.
 """
 
 from __future__ import annotations
@@ -25,10 +32,11 @@ MAX_GRID_CELLS = 5_000_000
 @dataclass(frozen=True)
 class CubicPartition:
     grid_low: np.ndarray  # (d,) lower corner of the bounding grid
-    widths: np.ndarray  # (d,) cell side lengths
+    widths: np.ndarray  # (d,) cell side lengths (nominal: volumes, tuning)
     shape: tuple[int, ...]  # cells per axis of the bounding grid
     members: np.ndarray | None  # flat grid indices of the cells (None: every grid cell)
     closed_upper: bool  # True for a box: points on the upper faces belong to the last cells
+    edges: tuple[np.ndarray, ...]  # per axis: shape[axis] + 1 increasing edges
 
     # -- construction -----------------------------------------------------------
     @classmethod
@@ -37,7 +45,8 @@ class CubicPartition:
         high = np.asarray(high, dtype=np.float64)
         bins = np.asarray(bins, dtype=np.int64)
         _check_grid_size(bins)
-        return cls(low, (high - low) / bins, tuple(int(b) for b in bins), None, True)
+        return cls(low, (high - low) / bins, tuple(int(b) for b in bins), None, True,
+                   tuple(_box_edges(a, b, k) for a, b, k in zip(low, high, bins)))
 
     @classmethod
     def ball(cls, radius: float, h: float, d: int, center=None) -> "CubicPartition":
@@ -55,7 +64,8 @@ class CubicPartition:
         open_face = np.logical_or.reduce(np.meshgrid(*[center[i] >= a + h for i, a in enumerate(axes)], indexing="ij"))
         meets = (distance2 < radius ** 2) | ((distance2 == radius ** 2) & ~open_face)
         members = np.flatnonzero(meets.ravel())
-        return cls(grid_low, np.full(d, float(h)), shape, members, False)
+        edges = tuple((first[i] + np.arange(shape[i] + 1)) * float(h) for i in range(d))
+        return cls(grid_low, np.full(d, float(h)), shape, members, False, edges)
 
     # -- geometry ---------------------------------------------------------------
     @property
@@ -73,8 +83,8 @@ class CubicPartition:
 
     def axis_edges(self, axis: int) -> np.ndarray:
         """``(shape[axis], 2)`` lower and upper edges of the grid cells along ``axis``."""
-        lower = self.grid_low[axis] + self.widths[axis] * np.arange(self.shape[axis])
-        return np.column_stack([lower, lower + self.widths[axis]])
+        edges = self.edges[axis]
+        return np.column_stack([edges[:-1], edges[1:]])
 
     def axis_centres(self, axis: int) -> np.ndarray:
         return self.axis_edges(axis).mean(axis=1)
@@ -95,14 +105,18 @@ class CubicPartition:
 
     # -- lookup -------------------------------------------------------------------
     def locate(self, points: np.ndarray) -> np.ndarray:
-        """Cell number (0..N-1) of each row of ``points`` (n, d); -1 outside every cell."""
+        """Cell number (0..N-1) of each row of ``points`` (n, d); -1 outside every cell.
+
+        Cell j of an axis is ``[edges[j], edges[j+1])``; for a box the last
+        cell also holds its upper edge.  Comparisons only, so exact."""
         points = np.asarray(points, dtype=np.float64)
-        scaled = (points - self.grid_low) / self.widths
-        index = np.floor(scaled).astype(np.int64)
+        index = np.empty(points.shape, dtype=np.int64)
+        for axis, edges in enumerate(self.edges):
+            index[:, axis] = np.searchsorted(edges, points[:, axis], side="right") - 1
+            if self.closed_upper:
+                on_top = points[:, axis] == edges[-1]
+                index[on_top, axis] = len(edges) - 2
         shape = np.asarray(self.shape)
-        if self.closed_upper:
-            on_top = scaled == shape  # exactly on an upper face of the box
-            index = np.where(on_top, shape - 1, index)
         inside = np.all((index >= 0) & (index < shape), axis=1)
         flat = np.full(points.shape[0], -1, dtype=np.int64)
         if inside.any():
@@ -119,8 +133,18 @@ class CubicPartition:
         grid = np.stack(np.unravel_index(np.arange(int(np.prod(self.shape))), self.shape), axis=1)
         if self.members is not None:
             grid = grid[self.members]
-        lower = self.grid_low + grid * self.widths
-        return lower, lower + self.widths
+        lower = np.column_stack([self.edges[i][grid[:, i]] for i in range(self.d)])
+        upper = np.column_stack([self.edges[i][grid[:, i] + 1] for i in range(self.d)])
+        return lower, upper
+
+
+def _box_edges(low: float, high: float, bins: int) -> np.ndarray:
+    """``bins + 1`` increasing edges from exactly ``low`` to exactly ``high``."""
+    edges = low + (high - low) * (np.arange(bins + 1) / bins)
+    edges[0], edges[-1] = low, high
+    if np.any(np.diff(edges) <= 0):
+        raise ValueError(f"[{low}, {high}] cannot be split into {bins} cells of positive float width")
+    return edges
 
 
 def _check_grid_size(shape: np.ndarray) -> None:

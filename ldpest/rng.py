@@ -11,9 +11,11 @@ state.  Two kinds are accepted wherever ``rng`` appears:
   (``os.urandom``), so that whoever receives the reports cannot predict or
   reconstruct the noise.  Use it on the client side in production.
 
-Mechanisms draw only through :meth:`random` (uniform on [0, 1) with 53 random
-bits) and :meth:`integers` (exactly uniform integers), which both kinds
-provide, so every mechanism works with either.
+Mechanisms draw through :func:`ldpest.exact.random_words` (uniform 64-bit
+words, compared with integer thresholds wherever privacy depends on the
+probability), :meth:`random` (uniform on [0, 1) with 53 random bits, where
+only unbiasedness does) and :meth:`integers` (exactly uniform integers), which
+both kinds provide, so every mechanism works with either.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class SecureGenerator:
 
     def _words(self, count: int) -> np.ndarray:
         return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+
+    def words(self, size) -> np.ndarray:
+        """Uniform 64-bit words (uint64) of the given shape (see :func:`ldpest.exact.random_words`)."""
+        count = int(np.prod(size))
+        return self._words(count).reshape(size)
 
     def random(self, size=None):
         """Uniform floats on [0, 1): multiples of 2**-53, each with probability 2**-53."""

@@ -20,7 +20,9 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``rejects_bad_epsilon``: epsilon <= 0, NaN or infinite raise ParameterError;
 * ``rejects_bad_data``: NaN and empty data raise DataError;
 * ``exact_privacy`` (finite output space): the channel is a stochastic matrix
-  whose worst likelihood ratio is at most e^epsilon, and ``privatize`` really
+  whose worst likelihood ratio is at most e^epsilon - a proof when the channel
+  holds exact fractions (:class:`ldpest.Channel`, built from the sampler's
+  integer thresholds with :mod:`ldpest.exact`) - and ``privatize`` really
   samples that channel (chi-square test);
 * ``distribution_privacy`` (otherwise): for two inputs, the empirical
   probabilities of many events (quantile bins and tails of a discriminating
@@ -179,12 +181,13 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
 
     def exact_privacy():
         channel = mechanism.channel()
-        matrix = np.asarray(channel.matrix, dtype=float)
+        matrix = channel.probabilities()
         if np.any(matrix < 0) or not np.allclose(matrix.sum(axis=1), 1.0, atol=1e-12):
             _fail("the channel's rows are not probability distributions")
-        worst = channel.max_log_ratio()
-        if worst > mechanism.epsilon + 1e-12:
-            _fail(f"the channel's worst log likelihood ratio is {worst:.6g} > epsilon = {mechanism.epsilon:g}")
+        if not channel.satisfies(mechanism.epsilon):
+            proof = "proven" if channel.exact else "float"
+            _fail(f"the channel's worst log likelihood ratio is {channel.max_log_ratio():.17g} > epsilon = "
+                  f"{mechanism.epsilon:.17g} ({proof} check)")
         _check_sampler_matches_channel(mechanism, channel, seed)
 
     def distribution_privacy():
@@ -281,7 +284,7 @@ def _check_sampler_matches_channel(mechanism, channel, seed, draws=20_000):
         if unknown:
             _fail(f"privatize produced {len(unknown)} report(s) outside the channel's outputs, e.g. {unknown[0]}")
         counts = np.bincount([index[k] for k in keys], minlength=len(index))
-        expected = channel.matrix[i] * draws
+        expected = channel.probabilities()[i] * draws
         keep = expected >= 5
         observed = np.append(counts[keep], counts[~keep].sum())
         target = np.append(expected[keep], expected[~keep].sum())

@@ -16,8 +16,6 @@ from ldpest.validation import (check_epsilon, check_finite, check_positive_int, 
 
 from . import tuning
 
-_ROW_BLOCK_ELEMENTS = 1 << 20
-
 
 def _sequence(name: str, value) -> list[float]:
     values = [value] if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
@@ -103,7 +101,7 @@ class LaplaceHistogram(Mechanism):
         except ValueError as exc:
             raise ParameterError(str(exc)) from None
         self._partition = partition
-        self._noise = LatticeLaplace(epsilon, 2.0, on_lattice=True)
+        self._noise = LatticeLaplace(epsilon, 2.0, on_lattice=True, one_level=True)
 
     @staticmethod
     def _resolve_bins(bins, dim, epsilon, expected_n, low, high) -> list[int]:
@@ -162,16 +160,7 @@ class LaplaceHistogram(Mechanism):
         return cells
 
     def _privatize(self, cells, rng):
-        n, width = cells.shape[0], self._partition.size
-        out = np.empty((n, width), dtype=np.float64)
-        rows = max(1, _ROW_BLOCK_ELEMENTS // width)
-        for start in range(0, n, rows):
-            block_cells = cells[start:start + rows]
-            block = self._noise.lattice_noise((block_cells.size, width), rng)
-            hit = block_cells >= 0
-            block[np.flatnonzero(hit), block_cells[hit]] += 1.0
-            out[start:start + rows] = block
-        return out
+        return self._noise.one_hot(cells, self._partition.size, rng)
 
     # -- server side -----------------------------------------------------------
     def encode_reports(self, values) -> np.ndarray:

@@ -1,27 +1,27 @@
 """Client-side mechanisms over d categories (MATH.md section 1).
 
-Keep probabilities are rounded *down* to multiples of 2**-53, the resolution
-of the uniform draws, so the implemented channel is exactly the one the
-estimators debias and its likelihood ratio never exceeds e^epsilon.
+Keep decisions compare uniform 64-bit words with integer thresholds chosen by
+:func:`ldpest.exact.keep_threshold`, so the implemented keep probability is
+exactly ``T / 2^64`` and the implemented likelihood ratio is proven to be at
+most e^epsilon at every epsilon (at very large epsilon the threshold stops
+at ``2^64 - 1``: the channel is then more private than asked, never less).
+``channel()`` returns these implemented probabilities as exact fractions, and
+the estimators debias with them.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
+from fractions import Fraction
 
 import numpy as np
 
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
+from ldpest.exact import WORD, keep_threshold, random_words
 from ldpest.noise import LatticeLaplace
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
-
-
-def dyadic_floor(p: float) -> float:
-    """Largest multiple of 2**-53 not above p: P(U < result) = result exactly."""
-    return math.floor(p * 2.0 ** 53) / 2.0 ** 53
 
 
 def _row_blocks(n: int, d: int):
@@ -60,20 +60,23 @@ class RandomizedResponse(_CategoricalMechanism):
 
     def __init__(self, *, epsilon, categories):
         super().__init__(epsilon=epsilon, categories=categories)
-        a, d = self.epsilon, self.d
-        self._p = dyadic_floor(1.0 / (1.0 + (d - 1) * math.exp(-a)))
+        self._keep = keep_threshold(self.epsilon, self.d - 1)  # P(keep) = keep / 2^64 exactly
+        self._p = self._keep / WORD
+        self._q = (WORD - self._keep) / (WORD * (self.d - 1))
 
     @property
     def p(self) -> float:
+        """Implemented probability of reporting the true category."""
         return self._p
 
     @property
     def q(self) -> float:
-        return (1.0 - self._p) / (self.d - 1)
+        """Implemented probability of reporting one given other category."""
+        return self._q
 
     def _privatize(self, codes, rng):
         n = codes.shape[0]
-        keep = rng.random(n) < self._p
+        keep = random_words(rng, n) < np.uint64(self._keep)
         other = rng.integers(0, self.d - 1, size=n)
         other += other >= codes  # uniform over the d - 1 other categories
         return np.where(keep, codes, other)
@@ -82,8 +85,11 @@ class RandomizedResponse(_CategoricalMechanism):
         return self.encode_labels(values, "reports")
 
     def channel(self) -> Channel:
-        matrix = np.full((self.d, self.d), self.q)
-        np.fill_diagonal(matrix, self._p)
+        """The implemented channel, exactly (fractions from the integer threshold)."""
+        p = Fraction(self._keep, WORD)
+        q = (1 - p) / (self.d - 1)
+        matrix = np.full((self.d, self.d), q, dtype=object)
+        np.fill_diagonal(matrix, p)
         return Channel(self.categories, np.arange(self.d), matrix)
 
     def frequency_statistics(self, reports):
@@ -91,12 +97,12 @@ class RandomizedResponse(_CategoricalMechanism):
 
     def frequency_estimate(self, stats, n):
         pi = stats["counts"] / n
-        gap = self._p - self.q
-        return (pi - self.q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+        gap = self._p - self._q
+        return (pi - self._q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta)."""
-        pi = self.q + (self._p - self.q) * np.asarray(theta, dtype=np.float64)
+        pi = self._q + (self._p - self._q) * np.asarray(theta, dtype=np.float64)
         return {"counts": rng.multinomial(n, pi / pi.sum()).astype(np.int64)}
 
 
@@ -115,17 +121,20 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
 
     def __init__(self, *, epsilon, categories):
         super().__init__(epsilon=epsilon, categories=categories)
-        self._p = dyadic_floor(1.0 / (1.0 + math.exp(-self.epsilon / 2)))
+        self._keep = keep_threshold(self.epsilon / 2)  # each of two differing bits: odds <= e^(eps/2)
+        self._p = self._keep / WORD
 
     @property
     def p(self) -> float:
+        """Implemented probability of keeping a coordinate."""
         return self._p
 
     def _privatize(self, codes, rng):
         n, d = codes.shape[0], self.d
         out = np.empty((n, d), dtype=np.uint8)
+        threshold = np.uint64(self._keep)
         for rows in _row_blocks(n, d):
-            block = rng.random((rows.stop - rows.start, d)) >= self._p  # flipped coordinates
+            block = random_words(rng, (rows.stop - rows.start, d)) >= threshold  # flipped coordinates
             block[np.arange(block.shape[0]), codes[rows]] ^= True
             out[rows] = block
         return out
@@ -144,8 +153,9 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
         outputs = np.array(list(itertools.product((0, 1), repeat=self.d)), dtype=np.uint8)
         onehot = np.eye(self.d, dtype=np.uint8)
         agree = (outputs[None, :, :] == onehot[:, None, :]).sum(axis=2)
-        matrix = self._p ** agree * (1 - self._p) ** (self.d - agree)
-        return Channel(self.categories, outputs, matrix)
+        p = Fraction(self._keep, WORD)
+        powers = np.array([p ** a * (1 - p) ** (self.d - a) for a in range(self.d + 1)], dtype=object)
+        return Channel(self.categories, outputs, powers[agree])
 
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
@@ -175,19 +185,14 @@ class LaplaceOneHot(_CategoricalMechanism):
 
     def __init__(self, *, epsilon, categories):
         super().__init__(epsilon=epsilon, categories=categories)
-        self._noise = LatticeLaplace(self.epsilon, 2.0, on_lattice=True)
+        self._noise = LatticeLaplace(self.epsilon, 2.0, on_lattice=True, one_level=True)
 
     @property
     def noise(self) -> LatticeLaplace:
         return self._noise
 
     def _privatize(self, codes, rng):
-        n, d = codes.shape[0], self.d
-        out = np.empty((n, d), dtype=np.float64)
-        for rows in _row_blocks(n, d):
-            out[rows] = self._noise.lattice_noise((rows.stop - rows.start, d), rng)
-            out[np.arange(rows.start, rows.stop), codes[rows]] += 1.0
-        return out
+        return self._noise.one_hot(codes, self.d, rng)
 
     def encode_reports(self, values):
         values = check_report_matrix(values, self.d, self.name, f"{self.d} categories")

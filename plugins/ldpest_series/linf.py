@@ -1,78 +1,112 @@
-"""Constants and exact sampler of the l-infinity sampling mechanism
+"""The l-infinity sampling mechanism's exact law and sampler
 (Duchi et al. strategy (20); MATH.md section 3, MATH-DERIVATIONS.md 4.2).
 
 Given ``tau = phi(x)`` in ``[-B0, B0]^k``:
 
 1. a vertex ``s`` in ``{-1, 1}^k`` with independent coordinates,
    ``P(s_j = 1) = 1/2 + tau_j / (2 B0)``, so ``E[B0 s] = tau``;
-2. ``u`` from ``Q(u | s) = q(m) / Z_k`` where ``m`` is the Hamming distance of
-   ``u`` and ``s`` (``<u, s> = k - 2m``), ``q(m) = e^a`` if ``<u, s> > 0`` and 1
-   otherwise ("optimal" design: the seed's two half-cubes with the tie points
-   on the ``<= 0`` side and the side probability corrected so that
-   ``max q / min q = e^a`` exactly; for odd k there are no ties and this is the
-   seed's rule ``T ~ Bernoulli(e^a / (e^a + 1))``);
-3. release ``Z = B u`` with ``B = B0 / gamma_k``, ``E[u | s] = gamma_k s``, so
-   ``E[Z | x] = tau`` exactly.  Closed form:
-   ``B = B0 (kappa C_k - 1{k even})``, ``kappa = (e^a + 1) / (e^a - 1)``,
-   ``C_k = 2^(k-1) / binom(k-1, ceil(k/2) - 1)``.
+2. ``u`` in ``{-1, 1}^k`` from ``Q(u | s) = q(u, s) / Z_k``, with ``q = 1`` when
+   ``<u, s> > 0`` and ``q = a = A / 2^64`` otherwise ("optimal" design: the
+   seed's two half-cubes with the ties on the ``<= 0`` side; for odd k there
+   are no ties and this is the seed's rule);
+3. release ``Z = B u`` with ``B = B0 / gamma_k``, ``gamma_k = E[u_j s_j]``, so
+   ``E[Z | x] = tau``.
 
-Privacy: ``Q(u | x)`` is a mixture over ``s`` of ``Q(u | s)``, whose ratio is
-at most ``e^a`` (MATH-DERIVATIONS F3).  The sampler draws ``s`` and ``m`` with
-53-bit uniforms, so the probabilities it implements differ from these exact
-ones by at most 2^-53 each: the mean is ``phi(x)`` to about ``B 2^-52`` and
-the likelihood ratio is ``e^a`` to a relative 2^-50 (the tests enumerate the
-exact channel and check the sampler against it by chi-square).  Sampling is exact and vectorised (the
-"Hamming sampler"): draw ``m`` from ``P(m) = binom(k, m) q(m) / Z_k``, then flip
-a uniformly random m-subset of the coordinates of ``s``.
+Exactness.  Step 2 is drawn by rejection: ``u`` uniform (k fair bits of random
+64-bit words), accepted at once when ``<u, s> > 0`` and otherwise when a fresh
+word is below the integer ``A``; so the implemented ``Q(u | s)`` is exactly
+``q(u, s) / Z_k`` and its likelihood ratio is exactly ``2^64 / A``, proven
+``<= e^epsilon`` (:func:`acceptance_threshold`).  Acceptance is at least
+about 1/2.  ``Q(u | x)`` is a mixture over ``s`` of ``Q(u | s)``, so its ratio
+is at most that too, whatever the (float) law of step 1.  ``gamma_k`` and
+``B`` come from the same exact law; for the ideal ``a = e^-epsilon``,
+``B = B0 (kappa C_k - 1{k even})``, ``kappa = (e^a + 1) / (e^a - 1)``,
+``C_k = 2^(k-1) / binom(k-1, ceil(k/2) - 1)`` (:func:`closed_form_scale`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from fractions import Fraction
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
+
+from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
 
 
-def distance_law(k: int, epsilon: float) -> np.ndarray:
-    """``P(m)``, m = 0..k: the law of the Hamming distance between u and s."""
-    m = np.arange(k + 1)
-    log_binomial = gammaln(k + 1) - gammaln(m + 1) - gammaln(k - m + 1)
-    log_weight = log_binomial + np.where(k - 2 * m > 0, epsilon, 0.0)
-    return np.exp(log_weight - logsumexp(log_weight))
+@functools.lru_cache(maxsize=256)
+def acceptance_threshold(epsilon: float) -> int:
+    """The smallest ``A`` in ``[1, 2^64]`` with ``2^64 / A <= e^epsilon`` (proven)."""
+    guess = WORD * math.exp(-min(epsilon, 700.0))
+    return smallest_threshold(lambda a: ratio_within(WORD, a, epsilon), 1, WORD, guess=min(guess, WORD))
 
 
-def gamma(k: int, epsilon: float) -> float:
-    """``E[u_j s_j]``: the contraction of the channel."""
-    m = np.arange(k + 1)
-    return float(np.sum(distance_law(k, epsilon) * (k - 2 * m)) / k)
+def _weights(k: int, epsilon: float) -> tuple[list[int], Fraction]:
+    """``binom(k, m)`` and the acceptance ``a`` of the far side."""
+    binomials = [math.comb(k, m) for m in range(k + 1)]
+    return binomials, Fraction(acceptance_threshold(epsilon), WORD)
+
+
+def distance_law(k: int, epsilon: float) -> list[Fraction]:
+    """``P(m)``, m = 0..k, exactly: the law of the Hamming distance between u and s."""
+    binomials, a = _weights(k, epsilon)
+    weights = [b * (1 if k - 2 * m > 0 else a) for m, b in enumerate(binomials)]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+@functools.lru_cache(maxsize=256)
+def gamma(k: int, epsilon: float) -> Fraction:
+    """``E[u_j s_j]`` of the implemented law, exactly: the contraction of the channel."""
+    return sum(p * (k - 2 * m) for m, p in enumerate(distance_law(k, epsilon))) / k
 
 
 def closed_form_scale(k: int, epsilon: float, b0: float) -> float:
-    """``B = B0 (kappa C_k - 1{k even})`` (MATH-DERIVATIONS.md, boxed formula)."""
+    """``B = B0 (kappa C_k - 1{k even})`` for the ideal design (MATH-DERIVATIONS.md, boxed formula)."""
     kappa = 1.0 / math.tanh(epsilon / 2)
     log_c = (k - 1) * math.log(2) - (gammaln(k) - gammaln(math.ceil(k / 2)) - gammaln(k - math.ceil(k / 2) + 1))
     return b0 * (kappa * math.exp(log_c) - (1.0 if k % 2 == 0 else 0.0))
 
 
+def _pack(bits: np.ndarray, words: int) -> np.ndarray:
+    """(n, k) booleans -> (n, words) uint64, bit j of the row in bit j % 64 of word j // 64."""
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    padded = np.zeros((bits.shape[0], 8 * words), dtype=np.uint8)
+    padded[:, :packed.shape[1]] = packed
+    return padded.view("<u8")
+
+
 def sample(tau: np.ndarray, b0: float, epsilon: float, rng) -> np.ndarray:
     """Signs ``u`` (int8, shape of ``tau``) with ``E[B u | tau] = tau`` for ``B = B0 / gamma``."""
     n, k = tau.shape
-    s = np.where(rng.random((n, k)) < 0.5 + tau / (2 * b0), 1, -1).astype(np.int8)
-    cdf = np.cumsum(distance_law(k, epsilon))
-    cdf[-1] = np.inf  # guard against rounding: every uniform lands somewhere
-    m = np.searchsorted(cdf, rng.random(n), side="right")
-    order = np.argsort(rng.random((n, k)), axis=1)  # a uniformly random permutation per report
-    flip = np.empty((n, k), dtype=bool)
-    np.put_along_axis(flip, order, np.arange(k)[None, :] < m[:, None], axis=1)
-    s[flip] *= -1
-    return s
+    threshold = acceptance_threshold(epsilon)
+    if threshold >= WORD:
+        raise ValueError("epsilon is too small: the channel would be uniform")
+    words = (k + 63) // 64
+    top_mask = np.uint64((1 << (k - 64 * (words - 1))) - 1) if k % 64 else np.uint64(WORD - 1)
+    vertex = _pack(rng.random((n, k)) < 0.5 + tau / (2 * b0), words)
+    chosen = np.empty((n, words), dtype=np.uint64)
+    pending = np.arange(n)
+    while pending.size:
+        u = random_words(rng, (pending.size, words))
+        u[:, -1] &= top_mask
+        distance = np.bitwise_count(u ^ vertex[pending]).sum(axis=1, dtype=np.int64)
+        accept = (2 * distance < k) | (random_words(rng, pending.size) < np.uint64(threshold))
+        chosen[pending[accept]] = u[accept]
+        pending = pending[~accept]
+    bits = np.unpackbits(chosen.view(np.uint8), axis=1, bitorder="little", count=k)
+    return (2 * bits.astype(np.int8) - 1).astype(np.int8)
 
 
 def channel_matrix(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """All ``2^k`` sign vectors and the exact ``Q(u | s)`` for every vertex s (rows) and u (columns)."""
+    """All ``2^k`` sign vectors and the exact implemented ``Q(u | s)`` (Fractions) for every
+    vertex s (rows) and output u (columns)."""
     points = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1)
-    m = (points[:, None, :] != points[None, :, :]).sum(axis=2)
-    law = distance_law(k, epsilon)
-    log_binomial = gammaln(k + 1) - gammaln(m + 1) - gammaln(k - m + 1)
-    return points.astype(np.int8), law[m] / np.exp(log_binomial)
+    inner = points @ points.T
+    binomials, a = _weights(k, epsilon)
+    total = sum(b * (1 if k - 2 * m > 0 else a) for m, b in enumerate(binomials))
+    near, far = Fraction(1) / total, a / total
+    matrix = np.where(inner > 0, np.array(near, dtype=object), np.array(far, dtype=object))
+    return points.astype(np.int8), matrix

@@ -81,9 +81,11 @@ class SeriesMechanism(Mechanism):
 class LinfSampling(SeriesMechanism):
     """Duchi et al.'s l-infinity sampling: ``Z in {-B, B}^k`` (see :mod:`ldpest_series.linf`).
 
-    Reports are stored as the signs ``u`` (int8); ``Z = B u``.  Exactly
-    epsilon-LDP and ``E[Z | x] = phi(x)`` for every k (even k: ties on the
-    ``<= 0`` side with the corrected side probability).  ``k="auto"``:
+    Reports are stored as the signs ``u`` (int8); ``Z = B u``.  The implemented
+    channel's likelihood ratio is exactly ``2^64 / A <= e^epsilon`` (integer
+    acceptance threshold, proven) and ``E[Z | x] = phi(x)`` for every k, with
+    ``B`` computed from the same exact law (even k: ties on the ``<= 0`` side
+    with the corrected side probability).  ``k="auto"``:
     ``k* = ceil((2 beta r^2 n / (pi B0^2 kappa^2))^(1/(2 beta + 2)))``.
     """
 
@@ -92,7 +94,10 @@ class LinfSampling(SeriesMechanism):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._scale = self._basis.B0 / linf.gamma(self._k, self.epsilon)
+        contraction = linf.gamma(self._k, self.epsilon)
+        if contraction <= 0:
+            raise ParameterError(f"epsilon = {self.epsilon:g} is too small for linf-sampling (the channel is uniform)")
+        self._scale = self._basis.B0 / float(contraction)
 
     @staticmethod
     def auto_k(n, epsilon, beta, radius, b0):
@@ -122,8 +127,9 @@ class LinfSampling(SeriesMechanism):
             raise DataError(f"stored reports of {self.name!r} must be +-1 signs of width {self._k}")
         return values.astype(np.int8)
 
-    def channel(self, max_k: int = 10) -> Channel:
-        """Exact channel from the vertices ``s`` (the extreme inputs) to every output ``u``."""
+    def channel(self, max_k: int = 8) -> Channel:
+        """The implemented channel (exact fractions) from the vertices ``s`` (the extreme
+        inputs; every input's law is a mixture of these rows) to every output ``u``."""
         if self._k > max_k:
             raise ParameterError(f"the exact channel has 4^{self._k} entries; enumerate it only for k <= {max_k}")
         points, matrix = linf.channel_matrix(self._k, self.epsilon)
@@ -148,7 +154,7 @@ class LaplaceSeries(SeriesMechanism):
     per coordinate (l1 sensitivity of ``phi(x)`` is at most ``2 B0 k``).
 
     Noise on a lattice after unbiased randomised rounding (:mod:`ldpest.noise`),
-    which adds ``2 g k`` (g ~ 1e-6 of the scale) to the sensitivity.  Unbiased,
+    which adds ``2 g k`` to the sensitivity (``g`` at most 2^-8 of ``2 B0``: < 1%).  Unbiased,
     but ``Var ~ 8 B0^2 k^2 / (n a^2)`` per coefficient, so its MISE is worse
     than ``linf-sampling``'s by a factor growing like k.  ``k="auto"``:
     ``k* = ceil((beta r^2 n a^2 / (12 B0^2))^(1/(2 beta + 3)))``.
@@ -170,7 +176,12 @@ class LaplaceSeries(SeriesMechanism):
         return self._noise
 
     def _privatize(self, x, rng):
-        return self._noise.privatize(self._basis.evaluate(x, self._k), rng)
+        values = self._basis.evaluate(x, self._k)
+        bound = self._basis.B0
+        if np.any(np.abs(values) > bound):
+            raise DataError(f"basis {self._basis.name!r} returned values beyond its bound B0 = {bound}: "
+                            "its sensitivity, hence the privacy proof, would not hold")
+        return self._noise.privatize(values, rng)
 
     def encode_reports(self, values):
         values = check_report_matrix(values, self._k, self.name, f"k = {self._k}")
@@ -178,7 +189,8 @@ class LaplaceSeries(SeriesMechanism):
 
     def coefficient_statistics(self, values):
         products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], self._k * self._k)
-        return {"sums": ExactSum.of(values), "cross": ExactSum.of(products)}
+        step = self._noise.step
+        return {"sums": ExactSum.of(values, step=step), "cross": ExactSum.of(products, step=step * step)}
 
     def coefficient_moments(self, stats, n):
         return stats["sums"].to_float() / n, stats["cross"].to_float().reshape(self._k, self._k) / n

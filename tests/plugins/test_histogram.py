@@ -31,20 +31,29 @@ def analytic(estimator, mech, mu, n):
     return pi * (1 - pi) / (n * (q0 - q1) ** 2)
 
 
-def test_lattice_noise_thresholds_tend_to_the_continuous_laplace_cdf():
+def test_lattice_noise_thresholds_are_the_lattice_law_near_the_continuous_cdf():
+    """q0 = P(Z <= 1/2 | not in the cell) sums the exact pmf of the implemented law; it lies
+    within one lattice atom of the continuous H(1 / (2 sigma_W)) (lattice step 2^-8 of the scale)."""
     mech = hist(epsilon=0.5)
+    noise = mech.noise
     q0, q1 = ldpest.estimator("histogram-cdf").thresholds(mech)
+    half = round(0.5 / noise.step)
+    t = noise.steps_per_unit_loss
+    total_below = sum(float(noise.pmf_steps(k)) for k in range(-60 * round(t), half + 1))
+    assert q0 == pytest.approx(total_below, abs=1e-15)
+    # symmetric law: q1 = P(K <= -h) = P(K >= h) = 1 - q0 + P(K = h)
+    assert q1 == pytest.approx(1 - q0 + float(noise.pmf_steps(half)), abs=1e-15)
     sigma = 2 ** 1.5 / 0.5
     H = lambda t: 1 - math.exp(-math.sqrt(2) * t) / 2 if t >= 0 else math.exp(math.sqrt(2) * t) / 2  # noqa: E731
-    assert q0 == pytest.approx(H(1 / (2 * sigma)), abs=1e-6)
-    assert q1 == pytest.approx(H(-1 / (2 * sigma)), abs=1e-6)
-    assert mech.noise.variance == pytest.approx(sigma ** 2, rel=1e-6)
+    atom = float(noise.pmf_steps(0))
+    assert abs(q0 - H(1 / (2 * sigma))) < atom
+    assert mech.noise.variance == pytest.approx(sigma ** 2, rel=1e-5)
 
 
 def test_privacy_of_the_lattice_noise_with_l1_sensitivity_two():
     noise = hist(epsilon=0.8).noise
-    shift = round(1 / noise.step)
-    assert 2 * shift / noise.steps_per_unit_loss == pytest.approx(0.8, abs=1e-12)
+    assert noise.sensitivity_steps == 2 * round(1 / noise.step)
+    assert noise.privacy_loss <= 0.8
 
 
 @pytest.mark.parametrize("estimator", ["histogram-mean", "histogram-cdf"])

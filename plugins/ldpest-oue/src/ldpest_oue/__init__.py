@@ -8,6 +8,12 @@ coordinates, so the worst likelihood ratio is ``(p / q) ((1 - q) / (1 - p))
 = (1 - q) / q = e^a``.  Unbiased estimate ``theta_j = (c_j / n - q) / (p - q)``
 with variance ``pi_j (1 - pi_j) / (n (p - q)^2)``, ``pi_j = q + (p - q) theta_j``.
 
+Exactness, as in ldpest's built-ins: every bit compares a uniform 64-bit word
+with an integer threshold (:mod:`ldpest.exact`), ``p = 2^63 / 2^64`` and
+``q = Q / 2^64`` with ``Q`` the smallest integer whose implemented ratio
+``(1 - q) / q`` is proven ``<= e^epsilon``; ``channel()`` returns these
+implemented probabilities as exact fractions.
+
 This distribution uses ldpest's public API only: it is the template of the
 plugin author guide (docs/plugin-author-guide.md).
 """
@@ -16,13 +22,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 
 import ldpest
+from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
 from ldpest.validation import check_categories, check_epsilon
 
-_RESOLUTION = 2.0 ** 53  # uniform draws are multiples of 2**-53
+
+def one_threshold(epsilon: float) -> int:
+    """The smallest ``Q >= 1`` with ``(2^64 - Q) / Q <= e^epsilon``: P(z_j = 1) = Q / 2^64 off the input."""
+    guess = WORD / (1.0 + math.exp(min(epsilon, 700.0)))
+    return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, WORD // 2, guess=max(1.0, guess))
 
 
 class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
@@ -33,9 +45,8 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
 
     def __init__(self, *, epsilon, categories):
         self._set_params(epsilon=check_epsilon(epsilon), categories=check_categories(categories))
-        # rounded *up* to the uniform's resolution: a larger q lowers (1 - q) / q,
-        # so the implemented channel never exceeds e^epsilon
-        self._q = math.ceil(_RESOLUTION / (math.exp(self.epsilon) + 1)) / _RESOLUTION
+        self._one = one_threshold(self.epsilon)  # a larger q lowers (1 - q) / q: never above e^epsilon
+        self._q = self._one / WORD
         self._p = 0.5
 
     @property
@@ -47,8 +58,8 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
 
     def _privatize(self, codes, rng):
         n = codes.shape[0]
-        out = (rng.random((n, self.d)) < self._q).astype(np.uint8)
-        out[np.arange(n), codes] = rng.random(n) < self._p
+        out = (random_words(rng, (n, self.d)) < np.uint64(self._one)).astype(np.uint8)
+        out[np.arange(n), codes] = random_words(rng, n) < np.uint64(WORD // 2)  # p = 1/2 exactly
         return out
 
     def encode_reports(self, values):
@@ -63,7 +74,9 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
 
     def channel(self):
         outputs = np.array(list(itertools.product((0, 1), repeat=self.d)), dtype=np.uint8)
-        probs = np.where(np.eye(self.d, dtype=bool)[:, None, :], self._p, self._q)  # P(z_j = 1 | x)
+        p, q = Fraction(1, 2), Fraction(self._one, WORD)  # the implemented probabilities
+        probs = np.where(np.eye(self.d, dtype=bool)[:, None, :], np.array(p, dtype=object),
+                         np.array(q, dtype=object))  # P(z_j = 1 | x)
         matrix = np.where(outputs[None] == 1, probs, 1 - probs).prod(axis=2)
         return ldpest.Channel(self.categories, outputs, matrix)
 

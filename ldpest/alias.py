@@ -1,0 +1,70 @@
+"""Walker's alias method in exact integer arithmetic.
+
+One uniform 64-bit word draws one symbol with probability *exactly*
+``weight / 2^63``: its top ``bits`` bits pick one of ``2^bits`` buckets
+uniformly, bit ``63 - bits`` is left to the caller (ldpest uses it as a sign),
+and the low ``63 - bits`` bits ``u`` choose between the bucket's own symbol
+(``u < cut``) and its alias.  The table is built with integers only (Vose's
+construction), so :meth:`AliasTable.implemented_weights` recovers the input
+weights exactly: the law that runs is the law that is analysed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TOTAL_BITS = 63  #: weights of a table sum to 2^63 (the 64th bit of a word is spare)
+
+
+@dataclass(frozen=True)
+class AliasTable:
+    bits: int  # log2 of the number of buckets (= symbols, padded)
+    cut: np.ndarray  # uint64: threshold of each bucket's own symbol, in [0, 2^(63 - bits)]
+    alias: np.ndarray  # intp: the other symbol of each bucket
+
+    @property
+    def low_bits(self) -> int:
+        return TOTAL_BITS - self.bits
+
+    @classmethod
+    def build(cls, weights: list[int], bits: int) -> "AliasTable":
+        """Table for integer ``weights`` (at most ``2^bits`` of them) summing to exactly 2^63."""
+        size = 1 << bits
+        if len(weights) > size:
+            raise ValueError(f"{len(weights)} weights do not fit {size} buckets")
+        if any(w < 0 for w in weights) or sum(weights) != 1 << TOTAL_BITS:
+            raise ValueError("alias weights must be non-negative integers summing to 2^63")
+        capacity = 1 << (TOTAL_BITS - bits)
+        remaining = list(weights) + [0] * (size - len(weights))
+        cut = [capacity] * size
+        alias = list(range(size))
+        small = [i for i, w in enumerate(remaining) if w < capacity]
+        large = [i for i, w in enumerate(remaining) if w >= capacity]
+        while small and large:
+            s, big = small.pop(), large[-1]
+            cut[s], alias[s] = remaining[s], big
+            remaining[big] -= capacity - remaining[s]
+            if remaining[big] < capacity:
+                small.append(large.pop())
+        # integer arithmetic: whatever is left holds exactly one full bucket each
+        for i in small + large:
+            if remaining[i] != capacity:
+                raise AssertionError("alias construction lost mass")  # cannot happen: sums are exact
+        return cls(bits, np.array(cut, dtype=np.uint64), np.array(alias, dtype=np.intp))
+
+    def implemented_weights(self) -> list[int]:
+        """The exact law the sampler implements: ``weight[j] = P(symbol j) * 2^63``."""
+        capacity = 1 << self.low_bits
+        weights = [0] * (1 << self.bits)
+        for bucket, (cut, other) in enumerate(zip(self.cut.tolist(), self.alias.tolist())):
+            weights[bucket] += cut
+            weights[other] += capacity - cut
+        return weights
+
+    def symbols(self, words: np.ndarray) -> np.ndarray:
+        """The symbol (intp) drawn by each 64-bit word."""
+        bucket = (words >> np.uint64(64 - self.bits)).astype(np.intp)
+        low = words & np.uint64((1 << self.low_bits) - 1)
+        return np.where(low < self.cut[bucket], bucket, self.alias[bucket])

@@ -1,0 +1,144 @@
+"""Exact randomness and exact privacy arithmetic (docs/privacy.md).
+
+A privacy claim is only as good as the law the code *implements*.  ldpest
+therefore draws every privacy-relevant Bernoulli by comparing a uniformly
+random 64-bit word ``W`` with an integer threshold ``T``: ``P(W < T) = T / 2^64``
+exactly, whatever ``T``.  Thresholds are chosen once per mechanism with exact
+integer and decimal arithmetic so that the implemented likelihood ratio is at
+most ``e^epsilon`` - never the float formula, which rounds to 1.0 at large
+epsilon and to 0 at small probabilities.
+
+The tools here are public so that third-party mechanisms get the same
+exactness (the example plugin ``ldpest-oue`` uses them):
+
+* :func:`random_words` - uniform 64-bit words from any generator ldpest accepts;
+* :func:`ratio_within` - a rigorous test of ``num / den <= e^x``;
+* :func:`largest_threshold` / :func:`smallest_threshold` - the extreme integer
+  threshold whose implemented ratio still satisfies such a test;
+* :func:`log_ratio` - ``log(num / den)`` of an exact ratio, for reports.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+WORD = 1 << 64  #: 2^64, the number of values of one random word
+
+_DIGITS = 60  # decimal working precision: |error of ln| < 1e-55 for the magnitudes used here
+_GUARD = Decimal("1e-45")  # results this close to the boundary count as "not proven"
+
+
+def random_words(rng, size) -> np.ndarray:
+    """``size`` independent uniform 64-bit words (``numpy.uint64``) from ``rng``.
+
+    ``rng``: a :class:`numpy.random.Generator` or :class:`ldpest.SecureGenerator`
+    (anything with ``words(size)`` or numpy's ``integers``).
+    """
+    words = getattr(rng, "words", None)
+    if words is not None:
+        return words(size)
+    return rng.integers(0, WORD - 1, size=size, dtype=np.uint64, endpoint=True)
+
+
+def _ln(value: int | Fraction) -> Decimal:
+    value = Fraction(value)
+    return Decimal(value.numerator).ln() - Decimal(value.denominator).ln()
+
+
+def ratio_within(num: int | Fraction, den: int | Fraction, x: float, power: int = 1) -> bool:
+    """True only if ``(num / den)^power <= e^x`` is proven (``num, den >= 0``; ``x`` a float).
+
+    Uses correctly rounded decimal logarithms at 60 digits; a ratio within
+    1e-45 of ``e^x`` in log scale is reported as not proven (the safe answer).
+    """
+    num, den = Fraction(num), Fraction(den)
+    if num < 0 or den < 0:
+        raise ValueError("ratio_within: num and den must be non-negative")
+    if num == 0:
+        return True
+    if den == 0:
+        return False
+    with localcontext() as context:
+        context.prec = _DIGITS
+        return power * (_ln(num) - _ln(den)) <= Decimal(x) - _GUARD
+
+
+def log_ratio(num: int | Fraction, den: int | Fraction) -> float:
+    """``log(num / den)`` rounded to float (``inf`` when ``den`` is 0)."""
+    num, den = Fraction(num), Fraction(den)
+    if den == 0:
+        return math.inf
+    if num == 0:
+        return -math.inf
+    with localcontext() as context:
+        context.prec = _DIGITS
+        return float(_ln(num) - _ln(den))
+
+
+def largest_threshold(ok: Callable[[int], bool], low: int, high: int, guess: int | None = None) -> int:
+    """The largest integer ``T`` in ``[low, high]`` with ``ok(T)``, for ``ok`` true up to a point.
+
+    ``ok`` must be monotone (true, then false); ``ok(low)`` must hold.  A
+    float ``guess`` makes the search a few exact evaluations only.
+    """
+    if not ok(low):
+        raise ValueError("largest_threshold: the condition fails even at the lower end")
+    guess = low if guess is None else min(max(int(guess), low), high)
+    step = 1
+    if ok(guess):  # gallop up from a good guess
+        good, bad = guess, None
+        while bad is None:
+            probe = good + step
+            if probe > high:
+                probe = high
+                if ok(probe):
+                    return high
+                bad = probe
+            elif ok(probe):
+                good, step = probe, step * 2
+            else:
+                bad = probe
+    else:  # gallop down
+        bad, good = guess, None
+        while good is None:
+            probe = max(low, bad - step)
+            if ok(probe):
+                good = probe
+            else:
+                bad, step = probe, step * 2
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if ok(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def smallest_threshold(ok: Callable[[int], bool], low: int, high: int, guess: int | None = None) -> int:
+    """The smallest integer ``T`` in ``[low, high]`` with ``ok(T)``, for ``ok`` false up to a point
+    (mirror of :func:`largest_threshold`; ``ok(high)`` must hold)."""
+    flipped = largest_threshold(lambda t: ok(high + low - t), low, high,
+                                None if guess is None else high + low - int(guess))
+    return high + low - flipped
+
+
+def keep_threshold(epsilon: float, others: int = 1) -> int:
+    """The largest ``T < 2^64`` with ``T * others / (2^64 - T) <= e^epsilon``.
+
+    Keep the true value when ``W < T`` (probability ``p = T / 2^64``) and
+    report one of ``others`` alternatives uniformly otherwise: the
+    implemented ratio ``p / ((1 - p) / others)`` is at most ``e^epsilon``.
+    For large epsilon ``T`` stops at ``2^64 - 1``: every output keeps a
+    positive probability and the channel is then *more* private than asked.
+    """
+    def ok(t: int) -> bool:
+        return ratio_within(t * others, WORD - t, epsilon)
+
+    guess = WORD / (1.0 + others * math.exp(-min(epsilon, 700.0)))
+    return largest_threshold(ok, 0, WORD - 1, guess=min(guess, WORD - 1))
