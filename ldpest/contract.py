@@ -217,7 +217,13 @@ class FrequencyOracle(abc.ABC):
 
     @abc.abstractmethod
     def frequency_estimate(self, stats: Mapping[str, object], n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Unbiased ``theta_hat`` and its analytic standard error from the totals."""
+        """Unbiased ``theta_hat`` and its analytic standard error from the totals (never 0:
+        see :func:`ldpest.stats.affine_binomial_stderr`)."""
+
+    def count_model(self, stats: Mapping[str, object]) -> tuple[np.ndarray, float, float] | None:
+        """Optional: ``(counts, offset, gap)`` when ``theta_hat = (counts / n - offset) / gap`` with
+        ``counts_j ~ Binomial(n, offset + gap theta_j)``; confidence intervals are then exact."""
+        return None
 
     def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
         """Stored label reports are category indices 0..d-1; other reports validate as collected."""

@@ -7,10 +7,10 @@ the Dataset, so every result has the schema of DESIGN.md ("Results").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 import xarray as xr
-from scipy import stats as _stats
 
 from ._version import __version__
 from .errors import DataError, ParameterError
@@ -30,6 +30,12 @@ class EstimateParts:
     bounds: dict[str, np.ndarray] = field(default_factory=dict)  # dim -> (size, 2) edges
     extra: dict[str, tuple[tuple[str, ...], np.ndarray]] = field(default_factory=dict)
     attrs: dict = field(default_factory=dict)
+    # Binomial count statistic behind an affine estimate, for exact intervals:
+    # unprojected = (count / n - offset) / gap * scale, with count ~ Binomial(n, pi) per entry.
+    count: np.ndarray | None = None
+    count_map: tuple[float, float, float] | None = None  # (offset, gap, scale)
+    # excess kurtosis of the unprojected estimate (noise sums), for the normal interval's correction
+    excess_kurtosis: np.ndarray | None = None
 
 
 def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.Dataset:
@@ -41,6 +47,10 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
         data_vars["unprojected"] = (parts.dims, np.asarray(parts.unprojected, dtype=np.float64))
     for name, (dims, values) in parts.extra.items():
         data_vars[name] = (dims, np.asarray(values))
+    if parts.count is not None:
+        data_vars["count"] = (parts.dims, np.asarray(parts.count, dtype=np.int64))
+    if parts.excess_kurtosis is not None:
+        data_vars["excess_kurtosis"] = (parts.dims, np.asarray(parts.excess_kurtosis, dtype=np.float64))
     coords = {dim: values for dim, values in parts.coords.items()}
     for dim, edges in parts.bounds.items():
         data_vars[f"{dim}_bounds"] = ((dim, "bounds"), np.asarray(edges, dtype=np.float64))
@@ -50,7 +60,18 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
     ds[parts.variable].attrs["description"] = (
         f"{parts.variable} estimate" + (f" after {parts.projection} projection" if parts.projection != "none" else "")
     )
-    ds["stderr"].attrs["description"] = "analytic standard error of the unbiased (unprojected) estimate"
+    ds["stderr"].attrs["description"] = (
+        "analytic standard error of the unbiased (unprojected) estimate, evaluated at the estimate "
+        "moved into its feasible range (never 0; docs/privacy.md, 'Standard errors and intervals')")
+    if parts.count is not None:
+        offset, gap, scale = parts.count_map
+        ds["count"].attrs.update({
+            "description": f"binomial count behind the estimate: unprojected = (count / n - count_offset) / "
+                           f"count_gap * count_scale; exact (Clopper-Pearson) intervals use it"})
+        ds.attrs.update({"count_offset": float(offset), "count_gap": float(gap), "count_scale": float(scale)})
+    if parts.excess_kurtosis is not None:
+        ds["excess_kurtosis"].attrs["description"] = (
+            "excess kurtosis of the unprojected estimate; the normal interval's critical value is corrected for it")
     ds.attrs.update(
         {
             "mechanism": mechanism.name,
@@ -81,21 +102,59 @@ def estimate_variable(result: xr.Dataset) -> str:
 
 
 def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
-    """Add ``lower`` and ``upper`` (Wald intervals at ``level``) to a result.
+    """Add ``lower`` and ``upper`` (intervals for the truth at ``level``) to a result.
 
-    The interval is centred on the unbiased unprojected estimate (projected
-    estimates have no simple exact standard error, MATH-DERIVATIONS.md
-    section 6) and is not clipped.
+    * Estimates that are affine in a binomial count (randomized response,
+      unary encodings, ``histogram-cdf``; the result holds ``count``): the
+      exact Clopper-Pearson interval for the count's probability, mapped
+      through the affine debiasing.  Coverage is at least ``level`` for every
+      truth and every n, including n = 1 and truths on the boundary.
+    * Otherwise (sums with Laplace noise, series): ``estimate +- c * stderr``
+      with ``c = max(z, Cornish-Fisher z)`` corrected for the estimate's
+      ``excess_kurtosis`` when the result holds it (Laplace noise has heavier
+      tails than the normal at small n).
+
+    Intervals are centred on (or mapped from) the unbiased unprojected
+    estimate and are not clipped to the feasible range.
     """
-    if not (isinstance(level, float | int) and 0 < level < 1):
+    if isinstance(level, bool) or not (isinstance(level, float | int) and 0 < level < 1):
         raise ParameterError(f"level must be in (0, 1), got {level!r}")
     name = estimate_variable(result)
     centre = result["unprojected"] if "unprojected" in result else result[name]
-    z = float(_stats.norm.ppf(0.5 + level / 2))
     out = result.copy()
-    out["lower"] = centre - z * result["stderr"]
-    out["upper"] = centre + z * result["stderr"]
+    if "count" in result and {"count_offset", "count_gap", "count_scale"} <= set(result.attrs):
+        lower, upper = _count_interval(result, level)
+        out["lower"] = centre.copy(data=lower)
+        out["upper"] = centre.copy(data=upper)
+        method = "exact (Clopper-Pearson on the binomial count)"
+    else:
+        z = NormalDist().inv_cdf(0.5 + level / 2)
+        critical = z
+        if "excess_kurtosis" in result:
+            kurtosis = result["excess_kurtosis"]
+            critical = np.maximum(z, z + (z ** 3 - 3 * z) * kurtosis / 24)
+        out["lower"] = centre - critical * result["stderr"]
+        out["upper"] = centre + critical * result["stderr"]
+        method = "normal" + (", kurtosis-corrected" if "excess_kurtosis" in result else "")
     for bound in ("lower", "upper"):
-        out[bound].attrs = {"description": f"{bound} end of the {level:.0%} Wald interval of {name}"}
+        out[bound].attrs = {"description": f"{bound} end of the {level:.0%} {method} interval of {name}"}
     out.attrs["confidence_level"] = float(level)
+    out.attrs["interval_method"] = method
     return out
+
+
+def _count_interval(result: xr.Dataset, level: float) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.special import betaincinv
+
+    n = int(result.attrs["n"])
+    count = result["count"].values.astype(np.float64)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(count > 0, betaincinv(np.maximum(count, 1e-300), n - count + 1, alpha / 2), 0.0)
+        high = np.where(count < n, betaincinv(count + 1, np.maximum(n - count, 1e-300), 1 - alpha / 2), 1.0)
+    invalid = count < 0  # cells outside a ball partition
+    offset, gap, scale = (result.attrs[k] for k in ("count_offset", "count_gap", "count_scale"))
+    ends = np.stack([(low - offset) / gap * scale, (high - offset) / gap * scale])
+    lower, upper = ends.min(axis=0), ends.max(axis=0)  # a negative gap reverses the map
+    lower[invalid] = upper[invalid] = np.nan
+    return lower, upper

@@ -53,3 +53,21 @@ def _add(a, b):
     if isinstance(a, ExactSum):
         return a + b
     return np.add(a, b)
+
+
+def affine_binomial_stderr(theta, offset: float, gap: float, n: int) -> np.ndarray:
+    """Standard error of ``theta_hat = (c / n - offset) / gap``, ``c ~ Binomial(n, offset + gap theta)``.
+
+    ``sqrt(pi (1 - pi) / n) / |gap|`` evaluated at ``pi = offset + gap clip(theta, 0, 1)``: the
+    estimate moved into the feasible range, so the error is never 0 (the plug-in ``c / n`` gives
+    0 whenever every report agrees, e.g. n = 1, and with it intervals of zero width).
+    """
+    pi = offset + gap * np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
+    return np.sqrt(pi * (1 - pi) / n) / abs(gap)
+
+
+def laplace_mean_kurtosis(theta, noise_variance: float, n: int) -> np.ndarray:
+    """Excess kurtosis of a mean of n reports ``1{x = j} + W``, W Laplace of variance v:
+    ``3 v^2 / (n (theta (1 - theta) + v)^2)`` (the Bernoulli part's own, smaller term omitted)."""
+    clipped = np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
+    return 3 * noise_variance ** 2 / (n * (clipped * (1 - clipped) + noise_variance) ** 2)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
 from ldpest.projection import project_positive, project_simplex
+from ldpest.stats import affine_binomial_stderr, laplace_mean_kurtosis
 from ldpest.validation import check_choice
 
 PROJECTIONS = ("simplex", "positive", "none")
@@ -28,6 +29,7 @@ class _HistogramEstimator(Estimator):
     def _finalize(self, mechanism, arrays, n):
         partition = mechanism.partition
         masses, mass_se = self._masses(mechanism, arrays, n)
+        count, count_map, kurtosis = self._interval_parts(mechanism, arrays, masses, n)
         projection = self._params["projection"]
         if projection == "simplex":
             projected = project_simplex(masses)
@@ -51,6 +53,9 @@ class _HistogramEstimator(Estimator):
             bounds={dim: partition.axis_edges(i) for i, dim in enumerate(dims)},
             extra=extra,
             attrs={"cell_volume": volume, "cells": partition.size},
+            count=None if count is None else partition.to_grid(count, fill=-1).astype(np.int64),
+            count_map=None if count_map is None else (*count_map, 1.0 / volume),
+            excess_kurtosis=None if kurtosis is None else partition.to_grid(kurtosis),
         )
 
     def simulate(self, mechanism, cell_probabilities, n: int, rng) -> SufficientStats:
@@ -90,6 +95,9 @@ class HistogramMean(_HistogramEstimator):
         clipped = np.clip(mu, 0.0, 1.0)
         return mu, np.sqrt((clipped * (1 - clipped) + mechanism.noise.variance) / n)
 
+    def _interval_parts(self, mechanism, arrays, masses, n):
+        return None, None, laplace_mean_kurtosis(masses, mechanism.noise.variance, n)
+
     def _simulate_arrays(self, mechanism, counts, n, rng):
         # sum_i Z_ij = c_j + g * (sum of n iid lattice noises): exact
         noise = mechanism.noise
@@ -121,8 +129,12 @@ class HistogramCdf(_HistogramEstimator):
 
     def _masses(self, mechanism, arrays, n):
         q0, q1 = self.thresholds(mechanism)
-        f = arrays["below_half"] / n
-        return (q0 - f) / (q0 - q1), np.sqrt(f * (1 - f) / n) / (q0 - q1)
+        mu = (q0 - arrays["below_half"] / n) / (q0 - q1)
+        return mu, affine_binomial_stderr(mu, q0, q1 - q0, n)
+
+    def _interval_parts(self, mechanism, arrays, masses, n):
+        q0, q1 = self.thresholds(mechanism)
+        return arrays["below_half"], (q0, q1 - q0), None
 
     def _simulate_arrays(self, mechanism, counts, n, rng):
         q0, q1 = self.thresholds(mechanism)

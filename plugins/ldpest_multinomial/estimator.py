@@ -35,6 +35,8 @@ class FrequencyEstimator(Estimator):
         theta, stderr = mechanism.frequency_estimate(arrays, n)
         projection = self._params["projection"]
         estimate = project_simplex(theta) if projection == "simplex" else theta
+        model = mechanism.count_model(arrays)
+        kurtosis = getattr(mechanism, "excess_kurtosis", None)
         return EstimateParts(
             variable="probability",
             estimate=estimate,
@@ -43,6 +45,9 @@ class FrequencyEstimator(Estimator):
             coords={"category": label_coordinate(mechanism.categories)},
             projection=projection,
             unprojected=theta,
+            count=None if model is None else model[0],
+            count_map=None if model is None else (model[1], model[2], 1.0),
+            excess_kurtosis=None if kurtosis is None else kurtosis(theta, n),
         )
 
     def simulate(self, mechanism, theta, n: int, rng) -> SufficientStats:

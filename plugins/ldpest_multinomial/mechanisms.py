@@ -19,6 +19,7 @@ import numpy as np
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.exact import WORD, keep_threshold, random_words
 from ldpest.noise import LatticeLaplace
+from ldpest.stats import affine_binomial_stderr, laplace_mean_kurtosis
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
@@ -96,9 +97,12 @@ class RandomizedResponse(_CategoricalMechanism):
         return {"counts": np.bincount(reports, minlength=self.d).astype(np.int64)}
 
     def frequency_estimate(self, stats, n):
-        pi = stats["counts"] / n
         gap = self._p - self._q
-        return (pi - self._q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+        theta = (stats["counts"] / n - self._q) / gap
+        return theta, affine_binomial_stderr(theta, self._q, gap, n)
+
+    def count_model(self, stats):
+        return stats["counts"], self._q, self._p - self._q
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta)."""
@@ -161,9 +165,12 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
     def frequency_estimate(self, stats, n):
-        pi = stats["ones"] / n
         gap = 2 * self._p - 1
-        return (pi - (1 - self._p)) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+        theta = (stats["ones"] / n - (1 - self._p)) / gap
+        return theta, affine_binomial_stderr(theta, 1 - self._p, gap, n)
+
+    def count_model(self, stats):
+        return stats["ones"], 1 - self._p, 2 * self._p - 1
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, 1 - p)."""
@@ -205,6 +212,10 @@ class LaplaceOneHot(_CategoricalMechanism):
         theta = stats["sums"].to_float() / n
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
+
+    def excess_kurtosis(self, theta, n):
+        """Of theta_hat: Laplace noise (excess kurtosis 3 per report) in a mean of n reports."""
+        return laplace_mean_kurtosis(theta, self._noise.variance, n)
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""

@@ -15,11 +15,13 @@ from .mechanisms import SeriesMechanism
 class SeriesEstimator(Estimator):
     """``theta_hat_j = mean_i Z_ij``, ``f_hat(x) = sum_j theta_hat_j phi_j(x)`` on a grid.
 
-    Standard errors from the per-report second moments: coefficients
-    ``sqrt((E Z_j^2 - theta_j^2) / n)`` (for l-infinity sampling exactly
-    ``sqrt((B^2 - theta_j^2) / n)``) and pointwise
-    ``sqrt(phi(x)^T S phi(x) / n)`` with ``S`` the covariance of one report (it
-    covers ``E f_hat(x) = sum_{j <= k} theta_j phi_j(x)``).  ``grid``: the
+    Standard errors from the per-report covariance ``S = E[Z Z^T] - theta theta^T``
+    (plug-in, with ``theta`` clipped to ``[-B0, B0]``, where every true
+    coefficient lies, and the eigenvalues of ``S`` raised to the mechanism's
+    proven lower bound :meth:`covariance_floor`, so that no error is ever 0):
+    coefficients ``sqrt(S_jj / n)`` (for l-infinity sampling
+    ``sqrt((B^2 - theta_j^2) / n)``) and pointwise ``sqrt(phi(x)^T S phi(x) / n)``
+    (it covers ``E f_hat(x) = sum_{j <= k} theta_j phi_j(x)``).  ``grid``: the
     number of midpoints ``(i + 1/2) / grid`` (default 200) or the points
     themselves, in [0, 1].  ``projection="positive"`` returns
     ``max(f, 0) / int max(f, 0)`` (midpoint rule on the grid).
@@ -55,7 +57,8 @@ class SeriesEstimator(Estimator):
 
     def _finalize(self, mechanism, arrays, n):
         theta, second = mechanism.coefficient_moments(arrays, n)
-        covariance = second - np.outer(theta, theta)
+        feasible = np.clip(theta, -mechanism.basis.B0, mechanism.basis.B0)
+        covariance = _floor_eigenvalues(second - np.outer(feasible, feasible), mechanism.covariance_floor())
         x = self.grid_points()
         phi = mechanism.basis.evaluate(x, mechanism.k)
         density = phi @ theta
@@ -81,3 +84,9 @@ class SeriesEstimator(Estimator):
             },
             attrs={"basis": mechanism.basis.name, "k": mechanism.k, "basis_ordering": mechanism.basis.ordering},
         )
+
+
+def _floor_eigenvalues(matrix: np.ndarray, floor: float) -> np.ndarray:
+    """The symmetric ``matrix`` with every eigenvalue raised to at least ``floor``."""
+    values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
+    return (vectors * np.maximum(values, floor)) @ vectors.T

@@ -63,6 +63,21 @@ def gamma(k: int, epsilon: float) -> Fraction:
     return sum(p * (k - 2 * m) for m, p in enumerate(distance_law(k, epsilon))) / k
 
 
+@functools.lru_cache(maxsize=256)
+def smallest_covariance_eigenvalue(k: int, epsilon: float) -> float:
+    """Lower bound on the eigenvalues of ``Cov(u)`` for any input, exactly from the law.
+
+    ``Cov(u | s) = (1 - rho) I + (rho - gamma^2) s s^T`` with ``rho = E[u_i s_i u_j s_j]`` (i != j),
+    so its eigenvalues are ``1 - rho`` (k - 1 times) and ``1 - rho + k (rho - gamma^2)``; mixing
+    over s and x only adds covariance."""
+    law = distance_law(k, epsilon)
+    g = gamma(k, epsilon)
+    if k == 1:
+        return float(1 - g ** 2)
+    rho = sum(p * ((k - 2 * m) ** 2 - k) for m, p in enumerate(law)) / (k * (k - 1))
+    return float(min(1 - rho, 1 - rho + k * (rho - g ** 2)))
+
+
 def closed_form_scale(k: int, epsilon: float, b0: float) -> float:
     """``B = B0 (kappa C_k - 1{k even})`` for the ideal design (MATH-DERIVATIONS.md, boxed formula)."""
     kappa = 1.0 / math.tanh(epsilon / 2)

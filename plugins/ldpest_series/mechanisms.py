@@ -143,6 +143,11 @@ class LinfSampling(SeriesMechanism):
             cross += (block.T @ block).astype(np.int64)  # integers below 2^53: exact
         return {"sums": sums, "cross": cross}
 
+    def covariance_floor(self) -> float:
+        """Every eigenvalue of the covariance of one report is at least this (``B^2`` times
+        :func:`linf.smallest_covariance_eigenvalue`)."""
+        return self._scale ** 2 * linf.smallest_covariance_eigenvalue(self._k, self.epsilon)
+
     def coefficient_moments(self, stats, n):
         mean = self._scale * stats["sums"] / n
         second = self._scale ** 2 * stats["cross"] / n
@@ -191,6 +196,10 @@ class LaplaceSeries(SeriesMechanism):
         products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], self._k * self._k)
         step = self._noise.step
         return {"sums": ExactSum.of(values, step=step), "cross": ExactSum.of(products, step=step * step)}
+
+    def covariance_floor(self) -> float:
+        """The noise alone gives every direction at least its variance."""
+        return self._noise.variance
 
     def coefficient_moments(self, stats, n):
         return stats["sums"].to_float() / n, stats["cross"].to_float().reshape(self._k, self._k) / n

@@ -1,0 +1,292 @@
+"""Privacy of what the code implements, computed exactly (docs/privacy.md).
+
+Every check here reads the sampler's own tables and integer thresholds (the
+words it compares, the alias arrays it indexes) and computes the implemented
+law in integer or rational arithmetic; likelihood ratios are compared with
+e^epsilon by :func:`ldpest.exact.ratio_within`, a proof.  Epsilons span every
+regime the code accepts, including those where float probabilities round to
+0 or 1.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpest
+from ldpest.alias import TOTAL_BITS
+from ldpest.discrete_laplace import DiscreteLaplaceLaw
+from ldpest.exact import WORD, keep_threshold, ratio_within, smallest_threshold
+from ldpest.noise import LatticeLaplace
+from ldpest_series import linf
+
+WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 36.7, 40.0, 44.0, 50.0, 100.0, 709.0, 710.0, 1e5]
+TOTAL = 1 << TOTAL_BITS
+
+
+class ScriptedWords(ldpest.SecureGenerator):
+    """A generator whose first 64-bit words are given; everything else comes from numpy
+    (a SecureGenerator subclass only so that mechanisms accept it)."""
+
+    def __init__(self, first_words, seed=0):
+        self._queue = list(first_words)
+        self._rng = np.random.default_rng(seed)
+
+    def words(self, size):
+        count = int(np.prod(size))
+        head, self._queue = self._queue[:count], self._queue[count:]
+        rest = self._rng.integers(0, WORD - 1, size=count - len(head), dtype=np.uint64, endpoint=True)
+        return np.concatenate([np.array(head, dtype=np.uint64), rest]).reshape(size)
+
+    def random(self, size=None):
+        return self._rng.random(size)
+
+    def integers(self, *args, **kwargs):
+        return self._rng.integers(*args, **kwargs)
+
+
+# --- the proof primitive ----------------------------------------------------------------
+def test_ratio_within_decides_at_the_twentieth_digit():
+    # e = 2.71828182845904523536...
+    assert ratio_within(271828182845904523, 10 ** 17, 1.0)
+    assert not ratio_within(271828182845904524, 10 ** 17, 1.0)
+    assert ratio_within(0, 5, -1.0) and not ratio_within(1, 0, 1e300)
+    assert ratio_within(10, 1, 1.0, power=0)  # (10)^0 = 1 <= e
+    assert not ratio_within(2, 1, 1.0, power=2)  # 4 > e
+
+
+@pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
+@pytest.mark.parametrize("others", [1, 2, 9, 999])
+def test_keep_threshold_is_the_largest_proven_one(epsilon, others):
+    t = keep_threshold(epsilon, others)
+    assert 0 < t < WORD
+    assert ratio_within(t * others, WORD - t, epsilon)
+    if t < WORD - 1:  # one more would break the bound (or the threshold saturated at 2^64 - 1)
+        assert not ratio_within((t + 1) * others, WORD - t - 1, epsilon)
+
+
+# --- finite channels: every epsilon, built from the thresholds the sampler uses ------------
+@pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
+@pytest.mark.parametrize("name,d", [("randomized-response", 2), ("randomized-response", 5),
+                                    ("unary-randomized-response", 3)])
+def test_finite_multinomial_channels_hold_at_every_epsilon(name, d, epsilon):
+    mech = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+    channel = mech.channel()
+    assert channel.exact
+    assert channel.satisfies(epsilon)  # rows sum to exactly 1 and every ratio <= e^epsilon, proven
+    assert min(min(row) for row in channel.matrix) > 0  # full support: no output rules out an input
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 36.7, 50.0])
+def test_randomized_response_keeps_exactly_below_its_threshold(epsilon):
+    """The sampler keeps the truth iff its word is below the threshold the channel is built from."""
+    mech = ldpest.mechanism("randomized-response", epsilon=epsilon, categories=["a", "b"])
+    threshold = mech._keep
+    assert Fraction(threshold, WORD) == mech.channel().matrix[0, 0]
+    reports = mech.privatize(["a", "a"], rng=ScriptedWords([threshold - 1, threshold]))
+    assert reports.values.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 20.0, 50.0])
+def test_unary_flips_exactly_at_its_threshold(epsilon):
+    mech = ldpest.mechanism("unary-randomized-response", epsilon=epsilon, categories=["a", "b"])
+    threshold = mech._keep
+    reports = mech.privatize(["a"], rng=ScriptedWords([threshold - 1, threshold]))
+    assert reports.values.tolist() == [[1, 1]]  # true bit kept (word < T); other bit flipped (word = T)
+
+
+@pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
+def test_example_oue_plugin_holds_at_every_epsilon(epsilon, tmp_path, fresh_registry, monkeypatch):
+    import sys
+
+    from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target
+
+    target = pip_install_target(EXAMPLE_PLUGIN, tmp_path / "site")
+    monkeypatch.syspath_prepend(str(target))
+    sys.modules.pop("ldpest_oue", None)
+    ldpest.reset_registry()
+    mech = ldpest.mechanism("optimized-unary-encoding", epsilon=epsilon, categories=["a", "b", "c"])
+    channel = mech.channel()
+    assert channel.exact and channel.satisfies(epsilon)
+    assert min(min(row) for row in channel.matrix) > 0
+
+
+@pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_linf_channel_holds_at_every_epsilon(k, epsilon):
+    mech = ldpest.mechanism("linf-sampling", epsilon=epsilon, basis="walsh", k=k)
+    channel = mech.channel()
+    assert channel.exact and channel.satisfies(epsilon)
+    assert min(min(row) for row in channel.matrix) > 0
+    assert math.isfinite(mech.scale) and mech.scale > 0
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 40.0])
+def test_linf_accepts_a_far_sample_exactly_below_its_threshold(epsilon):
+    """Walsh at x = 0 has tau = (1, 1): the vertex s is (+1, +1).  u = (-1, -1) is on the far
+    side and is accepted iff the acceptance word is below A."""
+    mech = ldpest.mechanism("linf-sampling", epsilon=epsilon, basis="walsh", k=2)
+    a = linf.acceptance_threshold(epsilon)
+    far = 0  # all bits 0: u = (-1, -1)
+    near = 3  # u = (+1, +1)
+    accepted = mech.privatize([0.0], rng=ScriptedWords([far, a - 1]))
+    assert accepted.values.tolist() == [[-1, -1]]
+    rejected = mech.privatize([0.0], rng=ScriptedWords([far, a, near, 0]))
+    assert rejected.values.tolist() == [[1, 1]]
+    assert a == smallest_threshold(lambda v: ratio_within(WORD, v, epsilon), 1, WORD)
+
+
+# --- the discrete Laplace law: the tables the sampler indexes --------------------------------
+def _implemented_magnitude_law(law: DiscreteLaplaceLaw):
+    """f(m) from the alias arrays themselves (one-level tables), independently of the law's code."""
+    table = law.levels[0].table
+    capacity = 1 << table.low_bits
+    weights = [0] * (1 << table.bits)
+    for bucket, (cut, other) in enumerate(zip(table.cut.tolist(), table.alias.tolist())):
+        weights[bucket] += cut
+        weights[other] += capacity - cut
+    carry = len(weights) - 1
+    tau = Fraction(weights[-1], TOTAL)
+
+    def f(m):
+        blocks, digit = divmod(m, carry)
+        return tau ** blocks * Fraction(weights[digit], TOTAL)
+
+    return weights, carry, f
+
+
+ONE_HOT_EPSILONS = [0.00025, 0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0, 1e4, 1e7, 2.0 ** 32]
+
+
+@pytest.mark.parametrize("epsilon", ONE_HOT_EPSILONS)
+def test_one_hot_laplace_proof_holds_at_every_epsilon(epsilon):
+    """The analysed tables are the sampled ones, support is full, and the proof
+    ``L * loss_per_step <= epsilon`` holds (the adjacent-ratio bound is itself checked by brute force below)."""
+    noise = LatticeLaplace(epsilon, 2.0, on_lattice=True, one_level=True)
+    weights, _, _ = _implemented_magnitude_law(noise.law)
+    assert weights == list(noise.law.levels[0].weights) and min(weights) >= 1
+    assert noise.sensitivity_steps == 2 * round(1 / noise.step)
+    num, den = noise.law.loss_per_step
+    assert ratio_within(num, den, epsilon, power=noise.sensitivity_steps)
+    values = noise.lattice_noise(1000, np.random.default_rng(1)) + 1.0
+    assert np.array_equal(values / noise.step, np.rint(values / noise.step))  # exact lattice floats
+
+
+@pytest.mark.parametrize("epsilon", [e for e in ONE_HOT_EPSILONS if e <= 100])
+def test_one_hot_laplace_is_exactly_epsilon_ldp(epsilon):
+    """Two one-hot inputs (or a one-hot and the zero vector) differ by 1/g steps in at most two
+    coordinates.  Enumerate P(K = k) / P(K = k + s), s = 1/g, exactly from the alias arrays
+    over k in [-(2c + s), 2c + s], c = N - 1; beyond, f(m + c) = tau f(m) makes the ratios
+    repeat, so this covers every k.  Two coordinates: the squared worst ratio is <= e^epsilon."""
+    noise = LatticeLaplace(epsilon, 2.0, on_lattice=True, one_level=True)
+    weights, carry, f = _implemented_magnitude_law(noise.law)
+    assert weights == list(noise.law.levels[0].weights)  # the analysed law is the sampled law
+    assert min(weights) >= 1  # infinite support: every output is possible under every input
+    shift = round(1 / noise.step)
+    assert noise.sensitivity_steps == 2 * shift
+    span = 2 * carry + shift
+    pmf = {k: f(abs(k)) for k in range(-span - shift, span + shift + 1)}  # common factor 1/(2 - f0) cancels
+    worst = max(max(pmf[k] / pmf[k + shift], pmf[k + shift] / pmf[k]) for k in range(-span, span + 1))
+    assert ratio_within(worst, 1, epsilon, power=2)
+
+
+@pytest.mark.parametrize("t", [256.0, 300.5, 511.9, 4000.0, 16383.0, 16400.0, 70000.0])
+def test_adjacent_ratio_range_matches_brute_force(t):
+    """The law's enumerated set of adjacent ratios (digit roll-overs, carries) equals a brute-force
+    scan of f(m) / f(m + 1) over two carry blocks of the top digit."""
+    law = DiscreteLaplaceLaw(t)
+    top = law.levels[-1]
+    limit = 2 * top.unit * (top.size - 1) + 2
+    ratios = [law.magnitude_pmf(m) / law.magnitude_pmf(m + 1) for m in range(limit)]
+    assert (min(ratios), max(ratios)) == law.adjacent_ratio_range
+    num, den = law.loss_per_step
+    assert ratio_within(num, den, 1.0 / t)  # at most the budget per step
+
+
+@pytest.mark.parametrize("epsilon,k", [(0.01, 3), (0.5, 9), (1.0, 33), (8.0, 2)])
+def test_laplace_series_noise_is_proven_for_its_sensitivity(epsilon, k):
+    """Rounded inputs in [-B0, B0]^k differ by at most ceil(B0/g) - floor(-B0/g) steps per coordinate,
+    which the proven sensitivity covers; and L * loss_per_step <= epsilon."""
+    mech = ldpest.mechanism("laplace-series", epsilon=epsilon, basis="trigonometric", k=k)
+    noise = mech.noise
+    b0, g = mech.basis.B0, noise.step
+    per_coordinate = math.ceil(b0 / g) - math.floor(-b0 / g)
+    assert noise.sensitivity_steps >= k * per_coordinate
+    num, den = noise.law.loss_per_step
+    assert ratio_within(num, den, epsilon, power=noise.sensitivity_steps)
+
+
+@pytest.mark.parametrize("t", [300.5, 4000.0, 16400.0])
+def test_sampler_draws_the_analysed_law(t):
+    """Chi-square of integer draws against the exact pmf (values |k| <= 3 t binned, tails pooled)."""
+    from scipy import stats
+
+    law = DiscreteLaplaceLaw(t)
+    draws = law.sample(400_000, np.random.default_rng(int(t)))
+    edges = np.unique(np.round(np.linspace(-3 * t, 3 * t, 41)).astype(np.int64))
+    # bins (edges[i-1], edges[i]] from the exact pmf; the two tails share the rest (symmetric law)
+    inner = [float(sum(law.pmf(k) for k in range(int(a) + 1, int(b) + 1))) for a, b in zip(edges[:-1], edges[1:])]
+    below_first = (1.0 - float(law.pmf(0)) - 2 * float(sum(law.pmf(k) for k in range(1, -int(edges[0]))))) / 2
+    first = below_first + float(law.pmf(int(edges[0])))
+    probabilities = np.array([first] + inner + [0.0])
+    probabilities[-1] = 1.0 - probabilities.sum()
+    counts = np.bincount(np.searchsorted(edges, draws, side="left"), minlength=len(edges) + 1)
+    assert stats.chisquare(counts, probabilities * draws.size).pvalue > 1e-6
+
+
+def test_a_negative_zero_draw_is_rejected_not_released():
+    """A word that selects magnitude 0 with the sign bit set must be drawn again: the released
+    noise is never a signed zero, and zero keeps probability f(0) / (2 - f(0))."""
+    noise = LatticeLaplace(1.0, 2.0, on_lattice=True, one_level=True)
+    table = noise.law.levels[0].table
+    bucket = next(b for b in range(1 << table.bits) if table.cut[b] > 0 and b == 0)
+    negative_zero = (bucket << (64 - table.bits)) | (1 << table.low_bits)  # low bits 0 < cut: symbol 0
+    assert table.symbols(np.array([negative_zero], dtype=np.uint64))[0] == 0
+    values = noise.lattice_noise(1, ScriptedWords([negative_zero]))
+    assert not (values[0] == 0 and math.copysign(1, values[0]) < 0)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("laplace", {"categories": ["a", "b", "c"]}),
+    ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 3}),
+    ("laplace-series", {"basis": "walsh", "k": 4}),
+])
+def test_no_report_is_ever_negative_zero(name, params):
+    mech = ldpest.mechanism(name, epsilon=30.0, **params)  # large epsilon: many exact zeros of noise
+    data = ["a", "b", "c"] * 30_000 if name == "laplace" else np.linspace(0, 1, 90_000)
+    values = mech.privatize(data, rng=np.random.default_rng(5)).values
+    zeros = values == 0
+    assert zeros.any()  # the test has teeth: zeros occur
+    assert not np.signbit(values[zeros]).any()
+
+
+def test_the_all_ones_word_gives_a_report_possible_under_every_input():
+    """The audit's example: the extreme word.  With the table law every lattice point has
+    positive probability under every input (full support), so no report rules one out."""
+    mech = ldpest.mechanism("laplace", epsilon=1.0, categories=["a", "b"])
+    report = mech.privatize(["a"], rng=ScriptedWords([WORD - 1, WORD - 1, WORD - 1])).values[0]
+    g = mech.noise.step
+    for coordinate, value in enumerate(report):
+        for truth in (0.0, 1.0):
+            k = round((value - truth) / g)
+            assert (value - truth) / g == k and mech.noise.pmf_steps(k) > 0
+
+
+# --- every epsilon is safe or refused ----------------------------------------------------------
+def test_one_hot_laplace_refuses_epsilon_below_its_table_range_and_accepts_above():
+    smallest = 2.0 ** -12  # one-level tables: 4 t < 2^16 with t = 4 / epsilon
+    with pytest.raises(ldpest.ParameterError, match="epsilon must be greater than 0.000244"):
+        ldpest.mechanism("laplace", epsilon=smallest, categories=["a", "b"])
+    with pytest.raises(ldpest.ParameterError, match="greater than"):
+        ldpest.mechanism("laplace-histogram", epsilon=smallest, low=[0.0], high=[1.0], bins=2)
+    mech = ldpest.mechanism("laplace", epsilon=smallest * 1.0001, categories=["a", "b"])
+    assert mech.noise.privacy_loss <= mech.epsilon
+
+
+def test_laplace_refuses_epsilon_above_its_lattice_range():
+    with pytest.raises(ldpest.ParameterError, match="above the largest supported"):
+        ldpest.mechanism("laplace", epsilon=2.0 ** 32 * 1.5, categories=["a", "b"])
+    assert ldpest.mechanism("laplace", epsilon=2.0 ** 32, categories=["a", "b"]).noise.privacy_loss <= 2.0 ** 32
