@@ -25,6 +25,19 @@ class AliasTable:
     alias: np.ndarray  # intp: the other symbol of each bucket
 
     @property
+    def packed(self) -> np.ndarray:
+        """``alias << low_bits | cut`` in one uint64 per bucket (one gather per draw).  A full
+        bucket (cut = capacity) is its own alias, so its cut is stored as capacity - 1:
+        the draw is the same symbol either way, and every stored cut fits in low_bits."""
+        value = self.__dict__.get("_packed")
+        if value is None:
+            capacity = np.uint64(1 << self.low_bits)
+            cut = np.where(self.cut == capacity, capacity - np.uint64(1), self.cut)
+            value = (self.alias.astype(np.uint64) << np.uint64(self.low_bits)) | cut
+            object.__setattr__(self, "_packed", value)
+        return value
+
+    @property
     def low_bits(self) -> int:
         return TOTAL_BITS - self.bits
 
@@ -55,16 +68,22 @@ class AliasTable:
         return cls(bits, np.array(cut, dtype=np.uint64), np.array(alias, dtype=np.intp))
 
     def implemented_weights(self) -> list[int]:
-        """The exact law the sampler implements: ``weight[j] = P(symbol j) * 2^63``."""
+        """The exact law the sampler implements, decoded from the packed array it indexes:
+        ``weight[j] = P(symbol j) * 2^63``."""
         capacity = 1 << self.low_bits
         weights = [0] * (1 << self.bits)
-        for bucket, (cut, other) in enumerate(zip(self.cut.tolist(), self.alias.tolist())):
+        for bucket, entry in enumerate(self.packed.tolist()):
+            other, cut = entry >> self.low_bits, entry & (capacity - 1)
+            if other == bucket:
+                cut = capacity  # words below cut give the bucket, the others its alias: the same symbol
             weights[bucket] += cut
             weights[other] += capacity - cut
         return weights
 
     def symbols(self, words: np.ndarray) -> np.ndarray:
-        """The symbol (intp) drawn by each 64-bit word."""
-        bucket = (words >> np.uint64(64 - self.bits)).astype(np.intp)
-        low = words & np.uint64((1 << self.low_bits) - 1)
-        return np.where(low < self.cut[bucket], bucket, self.alias[bucket])
+        """The symbol (int64) drawn by each 64-bit word."""
+        mask = np.uint64((1 << self.low_bits) - 1)
+        bucket = (words >> np.uint64(64 - self.bits)).view(np.int64)
+        entry = self.packed[bucket]
+        own = (words & mask) < (entry & mask)
+        return np.where(own, bucket, (entry >> np.uint64(self.low_bits)).view(np.int64))

@@ -231,12 +231,19 @@ class DiscreteLaplaceLaw:
         Integers have no signed zero, so no output can be -0.0."""
         out = np.empty(shape, dtype=np.int64)
         flat = out.reshape(-1)
+        rejected = []
         for start in range(0, flat.size, SAMPLE_BLOCK):
             stop = min(flat.size, start + SAMPLE_BLOCK)
-            flat[start:stop] = self._block(stop - start, rng)
+            flat[start:stop], again = self._block(stop - start, rng)
+            rejected.append(again + start)
+        redo = np.concatenate(rejected) if rejected else np.empty(0, dtype=np.int64)
+        while redo.size:  # (S = -1, M = 0) is rejected and drawn again: zero has one sign
+            flat[redo], again = self._block(redo.size, rng)
+            redo = redo[again]
         return out
 
-    def _block(self, count: int, rng) -> np.ndarray:
+    def _block(self, count: int, rng) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` draws of ``S M`` and the positions of the rejected ``(S = -1, M = 0)``."""
         words = random_words(rng, count)
         first = self.levels[0]
         sign = -((words >> np.uint64(first.table.low_bits)) & np.uint64(1)).view(np.int64)  # 0 or -1
@@ -254,11 +261,8 @@ class DiscreteLaplaceLaw:
             magnitude[pending] += top.unit * again
             pending = pending[again == carry]
         noise = (magnitude ^ sign) - sign  # M or -M
-        rejected = np.flatnonzero(sign[noise == 0])  # (S = -1, M = 0): zero has one sign
-        if rejected.size:
-            zeros = np.flatnonzero(noise == 0)[rejected]
-            noise[zeros] = self._block(zeros.size, rng)
-        return noise
+        zeros = np.flatnonzero(noise == 0)
+        return noise, zeros[sign[zeros] != 0]
 
     def sum_of_samples(self, n: int, shape, rng) -> np.ndarray:
         """The sum of ``n`` iid draws of K, drawn from its exact law in O(table size) per entry

@@ -46,7 +46,7 @@ from .exact import log_ratio, ratio_within
 STEP_BITS = 8  # the lattice step is 2^-8 to 2^-9 of the noise scale (or of a coordinate's range)
 OUTPUT_LIMIT = 1 << 52  # |output| in lattice steps: every such integer times g is an exact float
 MAX_EPSILON = 2.0 ** 32  # beyond, lattice inputs would come close to OUTPUT_LIMIT
-_ROW_BLOCK_ELEMENTS = 1 << 16
+_ROW_BLOCK_ELEMENTS = 1 << 18  # noise values per block of one-hot reports
 
 
 def lattice_step(scale: float, coordinate_range: float | None = None, *, on_lattice: bool = True) -> float:
@@ -177,7 +177,9 @@ class LatticeLaplace:
             hit = np.flatnonzero(block_cells >= 0)
             steps[hit, block_cells[hit]] += unit
             np.clip(steps, -OUTPUT_LIMIT, OUTPUT_LIMIT, out=steps)
-            np.multiply(steps, self.step, out=out[start:start + rows])
+            target = out[start:start + rows]
+            target[...] = steps  # int64 -> float64, exact below 2^53
+            target *= self.step  # a power of two: exact
         return out
 
     def spec(self) -> dict:

@@ -141,11 +141,15 @@ def test_linf_accepts_a_far_sample_exactly_below_its_threshold(epsilon):
 
 # --- the discrete Laplace law: the tables the sampler indexes --------------------------------
 def _implemented_magnitude_law(law: DiscreteLaplaceLaw):
-    """f(m) from the alias arrays themselves (one-level tables), independently of the law's code."""
+    """f(m) from the packed alias array the sampler indexes (one-level tables), independently of
+    the law's code: entry = alias << low_bits | cut; a self-aliased bucket always gives itself."""
     table = law.levels[0].table
     capacity = 1 << table.low_bits
     weights = [0] * (1 << table.bits)
-    for bucket, (cut, other) in enumerate(zip(table.cut.tolist(), table.alias.tolist())):
+    for bucket, entry in enumerate(table.packed.tolist()):
+        other, cut = entry >> table.low_bits, entry & (capacity - 1)
+        if other == bucket:
+            cut = capacity
         weights[bucket] += cut
         weights[other] += capacity - cut
     carry = len(weights) - 1
@@ -242,7 +246,8 @@ def test_a_negative_zero_draw_is_rejected_not_released():
     noise is never a signed zero, and zero keeps probability f(0) / (2 - f(0))."""
     noise = LatticeLaplace(1.0, 2.0, on_lattice=True, one_level=True)
     table = noise.law.levels[0].table
-    bucket = next(b for b in range(1 << table.bits) if table.cut[b] > 0 and b == 0)
+    bucket = 0
+    assert table.cut[0] > 0  # symbol 0 is bucket 0's own symbol for low bits 0
     negative_zero = (bucket << (64 - table.bits)) | (1 << table.low_bits)  # low bits 0 < cut: symbol 0
     assert table.symbols(np.array([negative_zero], dtype=np.uint64))[0] == 0
     values = noise.lattice_noise(1, ScriptedWords([negative_zero]))

@@ -28,6 +28,7 @@ import numpy as np
 
 import ldpest
 from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
+from ldpest.stats import affine_binomial_stderr
 from ldpest.validation import check_categories, check_epsilon
 
 
@@ -84,9 +85,13 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
     def frequency_estimate(self, stats, n):
-        pi = stats["ones"] / n
         gap = self._p - self._q
-        return (pi - self._q) / gap, np.sqrt(pi * (1 - pi) / n) / gap
+        theta = (stats["ones"] / n - self._q) / gap
+        return theta, affine_binomial_stderr(theta, self._q, gap, n)
+
+    def count_model(self, stats):
+        """ones_j ~ Binomial(n, q + (p - q) theta_j): exact intervals."""
+        return stats["ones"], self._q, self._p - self._q
 
 
 @ldpest.hookimpl
