@@ -13,20 +13,15 @@ an older ldpest, run the same script with that checkout first on PYTHONPATH:
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import ldpest
 
-
-def best_of(repeat: int, function) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_frequency import best_time  # noqa: E402
 
 
 def main() -> None:
@@ -44,8 +39,8 @@ def main() -> None:
     print(f"ldpest {ldpest.__version__} from {ldpest.__file__}; n = {n}, best of {args.repeat}")
     print(f"{'mechanism':24} {'ldpest s':>9} {'numpy float s':>14} {'ratio':>6}")
     for label, mech, data, shape in rows:
-        ours = best_of(args.repeat, lambda: mech.privatize(data, rng=rng))
-        plain = best_of(args.repeat, lambda: rng.laplace(scale=2.0, size=shape))
+        ours = best_time(lambda: mech.privatize(data, rng=rng), args.repeat)
+        plain = best_time(lambda: rng.laplace(scale=2.0, size=shape), args.repeat)
         print(f"{label:24} {ours:9.3f} {plain:14.3f} {ours / plain:6.2f}")
 
 
