@@ -80,6 +80,43 @@ class AliasTable:
             weights[other] += capacity - cut
         return weights
 
+    @property
+    def signed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Tables that fold the sign bit into the lookup (one-level Laplace fast path).
+
+        Index ``i = word >> low_bits`` is ``bucket * 2 + sign``.  ``entry[i]`` (int64) holds the
+        bucket's cut in the low bits and its alias with the sign applied, two's complement, in
+        the top ``bits + 1`` bits; ``own[i]`` is the bucket's own symbol with the sign applied.
+        Symbol 0 with the sign set (rejected by the caller) is given the value ``-2^bits``,
+        which no symbol takes.  The same draw as :meth:`symbols` plus the sign bit.
+        """
+        value = self.__dict__.get("_signed")
+        if value is None:
+            size = 1 << self.bits
+            mask = np.uint64((1 << self.low_bits) - 1)
+            cut = (self.packed & mask).view(np.int64)
+            alias = (self.packed >> np.uint64(self.low_bits)).view(np.int64)
+            buckets = np.arange(size, dtype=np.int64)
+            own = np.empty(2 * size, dtype=np.int64)
+            entry = np.empty(2 * size, dtype=np.int64)
+            own[0::2], own[1::2] = buckets, np.where(buckets == 0, -size, -buckets)
+            negative_alias = np.where(alias == 0, -size, -alias)
+            entry[0::2] = (alias << self.low_bits) | cut
+            entry[1::2] = (negative_alias << self.low_bits) | cut  # arithmetic shift recovers the sign
+            value = (entry, own)
+            object.__setattr__(self, "_signed", value)
+        return value
+
+    def signed_symbols(self, words: np.ndarray) -> np.ndarray:
+        """``+-symbol`` (int64) drawn by each word, the sign from bit ``low_bits``; ``-2^bits``
+        marks symbol 0 with the sign set."""
+        entry_table, own_table = self.signed
+        mask = (1 << self.low_bits) - 1
+        index = (words >> np.uint64(self.low_bits)).view(np.int64)
+        entry = entry_table[index]
+        own = (words & np.uint64(mask)).view(np.int64) < (entry & mask)
+        return np.where(own, own_table[index], entry >> self.low_bits)
+
     def symbols(self, words: np.ndarray) -> np.ndarray:
         """The symbol (int64) drawn by each 64-bit word."""
         mask = np.uint64((1 << self.low_bits) - 1)

@@ -39,8 +39,8 @@ from .exact import random_words
 TOTAL = 1 << TOTAL_BITS
 LOWER_LEVEL_BITS = 12
 MIN_TOP_BITS, MAX_TOP_BITS = 12, 16
-MAX_STEPS_PER_UNIT_LOSS = 1 << 30
-SAMPLE_BLOCK = 1 << 16  # values per block: temporaries stay in cache  # beyond, the margin needed for exact rounding would cost > 1.6% noise
+MAX_STEPS_PER_UNIT_LOSS = 1 << 30  # beyond, the margin needed for exact rounding would cost > 1.6% noise
+SAMPLE_BLOCK = 1 << 16  # values per block: temporaries stay in cache
 
 
 @dataclass(frozen=True)
@@ -230,20 +230,28 @@ class DiscreteLaplaceLaw:
         """Integer noise ``K`` (int64) of the given shape, in cache-sized blocks.
         Integers have no signed zero, so no output can be -0.0."""
         out = np.empty(shape, dtype=np.int64)
-        flat = out.reshape(-1)
+        self.fill(out.reshape(-1), rng)
+        return out
+
+    def fill(self, flat: np.ndarray, rng) -> None:
+        """Draw K into the 1-D int64 array ``flat`` (reusable buffer, no allocation per call)."""
         rejected = []
         for start in range(0, flat.size, SAMPLE_BLOCK):
             stop = min(flat.size, start + SAMPLE_BLOCK)
-            flat[start:stop], again = self._block(stop - start, rng)
-            rejected.append(again + start)
+            block, again = self._block(stop - start, rng)
+            flat[start:stop] = block
+            if again.size:
+                rejected.append(again + start)
         redo = np.concatenate(rejected) if rejected else np.empty(0, dtype=np.int64)
         while redo.size:  # (S = -1, M = 0) is rejected and drawn again: zero has one sign
-            flat[redo], again = self._block(redo.size, rng)
+            block, again = self._block(redo.size, rng)
+            flat[redo] = block
             redo = redo[again]
-        return out
 
     def _block(self, count: int, rng) -> tuple[np.ndarray, np.ndarray]:
         """``count`` draws of ``S M`` and the positions of the rejected ``(S = -1, M = 0)``."""
+        if len(self.levels) == 1:
+            return self._one_level_block(count, rng)
         words = random_words(rng, count)
         first = self.levels[0]
         sign = -((words >> np.uint64(first.table.low_bits)) & np.uint64(1)).view(np.int64)  # 0 or -1
@@ -263,6 +271,19 @@ class DiscreteLaplaceLaw:
         noise = (magnitude ^ sign) - sign  # M or -M
         zeros = np.flatnonzero(noise == 0)
         return noise, zeros[sign[zeros] != 0]
+
+    def _one_level_block(self, count: int, rng) -> tuple[np.ndarray, np.ndarray]:
+        """The same draw as the general path, with the sign folded into the table lookup."""
+        table = self.top.table
+        carry = self.top.size - 1
+        noise = table.signed_symbols(random_words(rng, count))
+        rejected = np.flatnonzero(noise == -(1 << table.bits))
+        pending = np.flatnonzero(np.abs(noise) == carry)
+        while pending.size:  # carries keep their sign: S (M + N - 1 + ...)
+            again = table.symbols(random_words(rng, pending.size))
+            noise[pending] += np.sign(noise[pending]) * again
+            pending = pending[again == carry]
+        return noise, rejected
 
     def sum_of_samples(self, n: int, shape, rng) -> np.ndarray:
         """The sum of ``n`` iid draws of K, drawn from its exact law in O(table size) per entry

@@ -171,9 +171,11 @@ class LatticeLaplace:
         out = np.empty((n, width), dtype=np.float64)
         unit = round(1.0 / self.step)
         rows = max(1, _ROW_BLOCK_ELEMENTS // max(width, 1))
+        buffer = np.empty(min(rows, n) * width, dtype=np.int64)  # reused: no page faults per block
         for start in range(0, n, rows):
             block_cells = cells[start:start + rows]
-            steps = self.law.sample((block_cells.size, width), rng)
+            steps = buffer[:block_cells.size * width].reshape(block_cells.size, width)
+            self.law.fill(steps.reshape(-1), rng)
             hit = np.flatnonzero(block_cells >= 0)
             steps[hit, block_cells[hit]] += unit
             np.clip(steps, -OUTPUT_LIMIT, OUTPUT_LIMIT, out=steps)
