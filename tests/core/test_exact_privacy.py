@@ -141,17 +141,9 @@ def test_linf_accepts_a_far_sample_exactly_below_its_threshold(epsilon):
 
 # --- the discrete Laplace law: the tables the sampler indexes --------------------------------
 def _implemented_magnitude_law(law: DiscreteLaplaceLaw):
-    """f(m) from the packed alias array the sampler indexes (one-level tables), independently of
-    the law's code: entry = alias << low_bits | cut; a self-aliased bucket always gives itself."""
-    table = law.levels[0].table
-    capacity = 1 << table.low_bits
-    weights = [0] * (1 << table.bits)
-    for bucket, entry in enumerate(table.packed.tolist()):
-        other, cut = entry >> table.low_bits, entry & (capacity - 1)
-        if other == bucket:
-            cut = capacity
-        weights[bucket] += cut
-        weights[other] += capacity - cut
+    """f(m) from the weights decoded from the packed alias array the sampler indexes (one-level
+    tables; the decoding is checked against the sampler's own lookup below)."""
+    weights = law.levels[0].table.implemented_weights()
     carry = len(weights) - 1
     tau = Fraction(weights[-1], TOTAL)
 
@@ -195,6 +187,32 @@ def test_one_hot_laplace_is_exactly_epsilon_ldp(epsilon):
     pmf = {k: f(abs(k)) for k in range(-span - shift, span + shift + 1)}  # common factor 1/(2 - f0) cancels
     worst = max(max(pmf[k] / pmf[k + shift], pmf[k + shift] / pmf[k]) for k in range(-span, span + 1))
     assert ratio_within(worst, 1, epsilon, power=2)
+
+
+def _boundary_words(table):
+    """For every bucket and both signs, the words whose low bits are 0, cut - 1, cut and the maximum."""
+    capacity = 1 << table.low_bits
+    words, expected = [], []
+    for bucket, entry in enumerate(table.packed.tolist()):
+        other, cut = entry >> table.low_bits, entry & (capacity - 1)
+        for low in {0, max(cut - 1, 0), cut, capacity - 1}:
+            symbol = bucket if (low < cut or other == bucket) else other
+            for sign in (0, 1):
+                words.append((bucket << (64 - table.bits)) | (sign << table.low_bits) | low)
+                expected.append((symbol, sign))
+    return np.array(words, dtype=np.uint64), expected
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 100.0])
+def test_lookups_draw_the_decoded_weights(epsilon):
+    """symbols() picks the bucket's own symbol below its cut and the alias from the cut on (the
+    decoding behind implemented_weights), and the sign-folded fast path used for one-level laws
+    gives the same draw with the sign applied (symbol 0 with the sign set: the rejection marker)."""
+    table = LatticeLaplace(epsilon, 2.0, on_lattice=True, one_level=True).law.levels[0].table
+    words, expected = _boundary_words(table)
+    np.testing.assert_array_equal(table.symbols(words), [symbol for symbol, _ in expected])
+    signed = [(-(1 << table.bits) if symbol == 0 else -symbol) if sign else symbol for symbol, sign in expected]
+    np.testing.assert_array_equal(table.signed_symbols(words), signed)
 
 
 @pytest.mark.parametrize("t", [256.0, 300.5, 511.9, 4000.0, 16383.0, 16400.0, 70000.0])
