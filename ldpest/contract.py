@@ -225,6 +225,33 @@ class FrequencyOracle(abc.ABC):
         ``counts_j ~ Binomial(n, offset + gap theta_j)``; confidence intervals are then exact."""
         return None
 
+    # -- declared accuracy (optional; the "auto" chooser and the planner use it) -----------
+    def frequency_variance(self, theta) -> np.ndarray:
+        """Optional: ``n Var(theta_hat_j)`` for each category when the data have frequencies
+        ``theta``: the exact variance of the unbiased estimate from ``n`` reports, times ``n``,
+        computed from the probabilities the sampler implements."""
+        raise NotImplementedError(f"{self.name!r} does not declare its variance")
+
+    def worst_case_variance(self) -> float:
+        """Optional: ``max over the simplex of sum_j n Var(theta_hat_j)`` (the l2 risk times n).
+        ``ldpest.mechanism("auto", ...)`` picks the registered oracle where this is smallest."""
+        raise NotImplementedError(f"{self.name!r} does not declare its worst-case variance")
+
+    def worst_case_category_variance(self) -> float:
+        """Optional: ``max over the simplex and j of n Var(theta_hat_j)``: the planner's standard
+        error of one category's frequency is ``sqrt(this / n)``."""
+        raise NotImplementedError(f"{self.name!r} does not declare its worst-case variance")
+
+    def report_bits(self) -> float:
+        """Bits needed to send one report (information content of its encoding, e.g. ``d`` for a
+        0/1 vector, ``log2(d)`` for one category)."""
+        raise NotImplementedError(f"{self.name!r} does not declare its report size")
+
+    @classmethod
+    def declares_variance(cls) -> bool:
+        """True if the class overrides :meth:`worst_case_variance` (third-party oracles too)."""
+        return cls.worst_case_variance is not FrequencyOracle.worst_case_variance
+
     def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
         """Stored label reports are category indices 0..d-1; other reports validate as collected."""
         if self.report_kind != "label":

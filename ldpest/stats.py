@@ -71,3 +71,26 @@ def laplace_mean_kurtosis(theta, noise_variance: float, n: int) -> np.ndarray:
     ``3 v^2 / (n (theta (1 - theta) + v)^2)`` (the Bernoulli part's own, smaller term omitted)."""
     clipped = np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
     return 3 * noise_variance ** 2 / (n * (clipped * (1 - clipped) + noise_variance) ** 2)
+
+
+def affine_binomial_variance(theta, offset: float, gap: float) -> np.ndarray:
+    """``n Var(theta_hat_j) = pi_j (1 - pi_j) / gap^2``, ``pi_j = offset + gap theta_j``: the exact
+    variance of one report's contribution for mechanisms whose counts are
+    ``Binomial(n, offset + gap theta_j)`` (randomized response, unary encodings, local hashing,
+    subset selection)."""
+    pi = offset + gap * np.asarray(theta, dtype=np.float64)
+    return pi * (1 - pi) / gap ** 2
+
+
+def affine_binomial_worst_cases(d: int, offset: float, gap: float) -> tuple[float, float]:
+    """``(total, single)``: the largest ``sum_j n Var(theta_hat_j)`` over the simplex, and the
+    largest ``n Var(theta_hat_j)`` of one category, for :func:`affine_binomial_variance`.
+
+    The total is a symmetric concave function of theta, so it peaks at the uniform distribution;
+    one category's variance ``pi (1 - pi) / gap^2`` peaks at the ``pi`` of ``[offset, offset + gap]``
+    nearest 1/2 (gap > 0).
+    """
+    uniform = offset + gap / d
+    total = d * uniform * (1 - uniform) / gap ** 2
+    pi = min(max(0.5, offset), offset + gap)
+    return float(total), float(pi * (1 - pi) / gap ** 2)

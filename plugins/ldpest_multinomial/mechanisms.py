@@ -12,6 +12,7 @@ the estimators debias with them.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -19,7 +20,8 @@ import numpy as np
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.exact import WORD, keep_threshold, random_words
 from ldpest.noise import LatticeLaplace
-from ldpest.stats import affine_binomial_stderr, laplace_mean_kurtosis
+from ldpest.stats import (affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases,
+                          laplace_mean_kurtosis)
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
@@ -104,6 +106,19 @@ class RandomizedResponse(_CategoricalMechanism):
     def count_model(self, stats):
         return stats["counts"], self._q, self._p - self._q
 
+    def frequency_variance(self, theta):
+        """``pi_j (1 - pi_j) / (p - q)^2``, ``pi_j = q + (p - q) theta_j`` (implemented p, q)."""
+        return affine_binomial_variance(theta, self._q, self._p - self._q)
+
+    def worst_case_variance(self):
+        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
+
+    def worst_case_category_variance(self):
+        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+
+    def report_bits(self):
+        return math.log2(self.d)
+
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta)."""
         pi = self._q + (self._p - self._q) * np.asarray(theta, dtype=np.float64)
@@ -172,6 +187,19 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
     def count_model(self, stats):
         return stats["ones"], 1 - self._p, 2 * self._p - 1
 
+    def frequency_variance(self, theta):
+        """``pi_j (1 - pi_j) / (2p - 1)^2``, ``pi_j = 1 - p + (2p - 1) theta_j``."""
+        return affine_binomial_variance(theta, 1 - self._p, 2 * self._p - 1)
+
+    def worst_case_variance(self):
+        return affine_binomial_worst_cases(self.d, 1 - self._p, 2 * self._p - 1)[0]
+
+    def worst_case_category_variance(self):
+        return affine_binomial_worst_cases(self.d, 1 - self._p, 2 * self._p - 1)[1]
+
+    def report_bits(self):
+        return float(self.d)
+
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, 1 - p)."""
         counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
@@ -212,6 +240,20 @@ class LaplaceOneHot(_CategoricalMechanism):
         theta = stats["sums"].to_float() / n
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
+
+    def frequency_variance(self, theta):
+        """``theta_j (1 - theta_j) + v``, v the exact variance of the lattice noise."""
+        theta = np.asarray(theta, dtype=np.float64)
+        return theta * (1 - theta) + self._noise.variance
+
+    def worst_case_variance(self):
+        return 1 - 1 / self.d + self.d * self._noise.variance  # uniform theta
+
+    def worst_case_category_variance(self):
+        return 0.25 + self._noise.variance
+
+    def report_bits(self):
+        return 64.0 * self.d  # one float64 per category
 
     def excess_kurtosis(self, theta, n):
         """Of theta_hat: Laplace noise (excess kurtosis 3 per report) in a mean of n reports."""

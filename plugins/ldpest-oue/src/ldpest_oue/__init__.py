@@ -28,7 +28,7 @@ import numpy as np
 
 import ldpest
 from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
-from ldpest.stats import affine_binomial_stderr
+from ldpest.stats import affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases
 from ldpest.validation import check_categories, check_epsilon
 
 
@@ -92,6 +92,25 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
     def count_model(self, stats):
         """ones_j ~ Binomial(n, q + (p - q) theta_j): exact intervals."""
         return stats["ones"], self._q, self._p - self._q
+
+    # Declaring the variance lets ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE.
+    def frequency_variance(self, theta):
+        """``n Var(theta_j) = pi_j (1 - pi_j) / (p - q)^2``, ``pi_j = q + (p - q) theta_j``."""
+        return affine_binomial_variance(theta, self._q, self._p - self._q)
+
+    def worst_case_variance(self):
+        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
+
+    def worst_case_category_variance(self):
+        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+
+    def report_bits(self):
+        return float(self.d)
+
+    def simulate_frequency_statistics(self, theta, n, rng):
+        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, q)."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+        return {"ones": (rng.binomial(counts, self._p) + rng.binomial(n - counts, self._q)).astype(np.int64)}
 
 
 @ldpest.hookimpl
