@@ -1,5 +1,6 @@
 """The multinomial family: randomized response, unary randomized response,
-one-hot Laplace, and the ``frequency`` estimator (MATH.md section 1).
+one-hot Laplace (MATH.md section 1), local hashing, subset selection and
+Hadamard response (docs/frequency-oracles.md), and the ``frequency`` estimator.
 
 Registered through the ``"ldpest"`` entry-point group like any third-party
 plugin, and written against ldpest's public API only.
@@ -8,7 +9,10 @@ plugin, and written against ldpest's public API only.
 import ldpest
 
 from .estimator import FrequencyEstimator
+from .hadamard import HadamardResponse
+from .hashing import LocalHashing
 from .mechanisms import LaplaceOneHot, RandomizedResponse, UnaryRandomizedResponse
+from .subset import SubsetSelection
 
 
 @ldpest.hookimpl
@@ -16,6 +20,9 @@ def register_mechanisms(register):
     register(RandomizedResponse)
     register(UnaryRandomizedResponse)
     register(LaplaceOneHot)
+    register(LocalHashing)
+    register(SubsetSelection)
+    register(HadamardResponse)
 
 
 @ldpest.hookimpl

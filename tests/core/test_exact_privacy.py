@@ -22,30 +22,10 @@ from ldpest.discrete_laplace import DiscreteLaplaceLaw
 from ldpest.exact import WORD, keep_threshold, ratio_within, smallest_threshold
 from ldpest.noise import LatticeLaplace
 from ldpest_series import linf
+from rng_helpers import ScriptedWords
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 36.7, 40.0, 44.0, 50.0, 100.0, 709.0, 710.0, 1e5]
 TOTAL = 1 << TOTAL_BITS
-
-
-class ScriptedWords(ldpest.SecureGenerator):
-    """A generator whose first 64-bit words are given; everything else comes from numpy
-    (a SecureGenerator subclass only so that mechanisms accept it)."""
-
-    def __init__(self, first_words, seed=0):
-        self._queue = list(first_words)
-        self._rng = np.random.default_rng(seed)
-
-    def words(self, size):
-        count = int(np.prod(size))
-        head, self._queue = self._queue[:count], self._queue[count:]
-        rest = self._rng.integers(0, WORD - 1, size=count - len(head), dtype=np.uint64, endpoint=True)
-        return np.concatenate([np.array(head, dtype=np.uint64), rest]).reshape(size)
-
-    def random(self, size=None):
-        return self._rng.random(size)
-
-    def integers(self, *args, **kwargs):
-        return self._rng.integers(*args, **kwargs)
 
 
 # --- the proof primitive ----------------------------------------------------------------

@@ -10,7 +10,8 @@ from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target, write_distributi
 
 BUILT_IN = {
     ("randomized-response", "mechanism"), ("unary-randomized-response", "mechanism"),
-    ("laplace", "mechanism"), ("frequency", "estimator"),
+    ("laplace", "mechanism"), ("local-hashing", "mechanism"), ("subset-selection", "mechanism"),
+    ("hadamard-response", "mechanism"), ("frequency", "estimator"),
 }
 
 

@@ -1,0 +1,266 @@
+"""Hadamard response (Acharya, Sun and Zhang 2019; docs/frequency-oracles.md).
+
+The ``d`` categories are split into ``B`` blocks of at most ``L`` categories; a
+block is a ``b x b`` Sylvester-Hadamard matrix ``H`` (``b`` the smallest power of
+two above ``L``) whose rows ``1..L`` stand for its categories.  The output
+alphabet is ``K = B b`` symbols ``z = m b + y``.  Category ``x`` (block ``m``,
+row ``r``) owns the ``s = b / 2`` symbols ``C_x = {m b + y : H[r, y] = +1}``
+(``H[r, y] = (-1)^popcount(r & y)``).  The report is a symbol of ``C_x`` with
+total probability ``P_in``, otherwise a symbol outside ``C_x``, each uniform:
+every symbol has probability ``alpha = P_in / s`` (in ``C_x``) or
+``beta = (1 - P_in) / (K - s)``, and ``P_in = T / 2^64`` with ``T`` the largest
+integer for which ``alpha / beta <= e^a`` is proven.
+
+Decoding: ``W_ij = H[r_j, y_i]`` if report i falls in j's block, else 0.
+Distinct rows of ``H`` agree on exactly half the columns, so
+``E W_ij = theta_j s (alpha - beta)`` and ``theta_j = mean_i W_ij / (s (alpha - beta))``
+is unbiased; ``sum_i W_ij`` for all j is one fast Walsh-Hadamard transform of
+each block's histogram: O(n + K log b).  With ``Theta_m`` the mass of j's block,
+``beta_in = s (alpha + beta)`` and ``beta_out = b beta``,
+
+    n Var(theta_j) = (Theta_m beta_in + (1 - Theta_m) beta_out) / (s (alpha - beta))^2 - theta_j^2.
+
+``blocks`` defaults to the number that minimises the worst case of the summed
+variance (about ``(e^a - 1) / 2`` blocks at large epsilon, one block below
+epsilon ~ 1, which is Acharya et al.'s high-privacy scheme).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ldpest import Channel, DataError, ParameterError
+from ldpest.exact import WORD, largest_threshold, random_words, ratio_within
+from ldpest.validation import check_positive_int
+
+from .mechanisms import _CategoricalMechanism
+
+_CHANNEL_LIMIT = 1 << 12
+
+
+def fwht(values: np.ndarray) -> np.ndarray:
+    """Unnormalised Walsh-Hadamard transform along the last axis (length a power of two):
+    ``out[..., r] = sum_y (-1)^popcount(r & y) values[..., y]``; exact for integers."""
+    out = np.array(values, copy=True)
+    size = out.shape[-1]
+    h = 1
+    while h < size:
+        view = out.reshape(*out.shape[:-1], size // (2 * h), 2, h)
+        first, second = view[..., 0, :].copy(), view[..., 1, :]
+        view[..., 0, :] += second
+        np.subtract(first, second, out=view[..., 1, :])
+        h *= 2
+    return out
+
+
+class _Layout:
+    """Blocks of ``load`` categories in blocks of ``width`` symbols (a power of two)."""
+
+    def __init__(self, d: int, blocks: int):
+        self.load = -(-d // blocks)
+        self.blocks = -(-d // self.load)  # no empty block
+        self.width = 1 << self.load.bit_length()  # smallest power of two > load
+        self.half = self.width // 2
+        self.symbols = self.blocks * self.width
+        self.loads = np.full(self.blocks, self.load)
+        self.loads[-1] = d - (self.blocks - 1) * self.load
+
+
+def _symbol_probabilities(layout: _Layout, epsilon: float) -> tuple[float, float]:
+    """Float ``(alpha, beta)`` of the unquantised scheme: ``alpha / beta = e^a``."""
+    s, K = layout.half, layout.symbols
+    e = math.exp(min(epsilon, 700.0))
+    return e / (s * e + K - s), 1 / (s * e + K - s)
+
+
+def _worst_cases(layout: _Layout, alpha: float, beta: float) -> tuple[float, float]:
+    """``(max sum_j n Var_j, max_j n Var_j)`` over the simplex (module docstring).
+
+    The total is ``d beta_out / g^2 + sum_m (c L_m Theta_m - Theta_m^2 / L_m)``, maximised over the
+    block masses by water-filling: ``Theta_m = L_m max(0, c L_m - lam) / 2`` with ``sum Theta_m = 1``.
+    """
+    s, b = layout.half, layout.width
+    g = s * (alpha - beta)
+    inside, outside = s * (alpha + beta), b * beta
+    c = (inside - outside) / g ** 2
+    loads = layout.loads.astype(np.float64)
+
+    def mass(lam):
+        return loads * np.maximum(0.0, c * loads - lam) / 2
+
+    high = c * loads.max()
+    low = high - 2.0
+    while mass(low).sum() < 1:
+        low -= 2 * (high - low)
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if mass(middle).sum() > 1 else (low, middle)
+    theta_block = mass(high) / mass(high).sum()
+    total = loads.sum() * outside / g ** 2 + float(np.sum(c * loads * theta_block - theta_block ** 2 / loads))
+    if layout.load >= 2:  # all mass on another category of the block: Theta = 1, theta_j = 0
+        single = inside / g ** 2
+    else:  # Theta_m = theta_j
+        t = min(max((inside - outside) / (2 * g ** 2), 0.0), 1.0)
+        single = (t * inside + (1 - t) * outside) / g ** 2 - t ** 2
+    return total, single
+
+
+def default_blocks(epsilon: float, d: int) -> int:
+    """The number of blocks with the smallest worst-case summed variance (each load tried once)."""
+    best = None
+    for load in sorted({-(-d // blocks) for blocks in _block_candidates(d)}):
+        layout = _Layout(d, -(-d // load))
+        worst = _worst_cases(layout, *_symbol_probabilities(layout, epsilon))[0]
+        if best is None or worst < best[0]:
+            best = (worst, layout.blocks)
+    return best[1]
+
+
+def _block_candidates(d: int):
+    """Block counts giving every distinct load ``ceil(d / B)`` (O(sqrt d) of them)."""
+    root = math.isqrt(d)
+    yield from range(1, root + 2)
+    yield from (-(-d // load) for load in range(1, root + 2))
+
+
+class HadamardResponse(_CategoricalMechanism):
+    """Report one symbol of ``K = B b``, favouring the ``b / 2`` symbols of the true category's
+    Hadamard row; decoded by a fast Walsh-Hadamard transform (module docstring for the maths).
+
+    Reports are symbol indices ``0..K-1``.  Parameter ``blocks`` (default: the variance-optimal one).
+    """
+
+    name = "hadamard-response"
+
+    def __init__(self, *, epsilon, categories, blocks=None):
+        super().__init__(epsilon=epsilon, categories=categories)
+        d = self.d
+        blocks = default_blocks(self.epsilon, d) if blocks is None else check_positive_int("blocks", blocks)
+        if blocks > d:
+            raise ParameterError(f"blocks must be between 1 and d = {d}, got {blocks}")
+        layout = _Layout(d, blocks)
+        self._set_params(epsilon=self.epsilon, categories=self.categories, blocks=layout.blocks)
+        self._layout = layout
+        s, K = layout.half, layout.symbols
+        e = math.exp(min(self.epsilon, 700.0))
+        self._in = largest_threshold(lambda t: ratio_within(t * (K - s), (WORD - t) * s, self.epsilon),
+                                     WORD * s // K, WORD - 1, guess=min(WORD * s * e / (s * e + K - s), WORD - 1))
+        p_in = Fraction(self._in, WORD)
+        self._exact = (p_in / s, (1 - p_in) / (K - s))
+        self._alpha, self._beta = float(self._exact[0]), float(self._exact[1])
+        codes = np.arange(d)
+        self._block_of, self._row_of = codes // layout.load, codes % layout.load + 1
+
+    @property
+    def symbols(self) -> int:
+        """``K``, the number of possible reports."""
+        return self._layout.symbols
+
+    @property
+    def symbol_probabilities(self) -> tuple[Fraction, Fraction]:
+        """``(alpha, beta)``: the probability of each symbol in and outside ``C_x``, exactly."""
+        return self._exact
+
+    def _insert(self, rows, free, parity):
+        """The ``free``-th (0..s-1) column of the block whose entry in each row has ``parity``
+        (0: +1, 1: -1): insert a bit at the lowest set bit of the row, chosen to fix the parity."""
+        lowest = rows & -rows
+        below = free & (lowest - 1)
+        column = ((free - below) << 1) | below
+        wrong = (np.bitwise_count(rows & column) & 1) != parity
+        return column | (lowest * wrong)
+
+    def _privatize(self, codes, rng):
+        n, layout = codes.shape[0], self._layout
+        s, b, K = layout.half, layout.width, layout.symbols
+        block, row = self._block_of[codes], self._row_of[codes]
+        inside = random_words(rng, n) < np.uint64(self._in)
+        free = rng.integers(0, s, size=n)
+        other = rng.integers(0, K - s, size=n)  # uniform over the K - s symbols outside C_x
+        in_block = other >= K - b  # the last s values: the s symbols of x's own block outside C_x
+        other_block = other // b
+        other_block += other_block >= block
+        outside = np.where(in_block, block * b + self._insert(row, other - (K - b), 1),
+                           other_block * b + other % b)
+        return np.where(inside, block * b + self._insert(row, free, 0), outside)
+
+    def encode_reports(self, values):
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise DataError(f"reports of {self.name!r} must be a 1-D array of symbols, got shape {values.shape}")
+        if values.dtype.kind == "f" and (not np.all(np.isfinite(values)) or np.any(values != np.round(values))):
+            raise DataError(f"reports of {self.name!r} must be integer symbols")
+        if values.dtype.kind not in "iuf":
+            raise DataError(f"reports of {self.name!r} must be integer symbols, got dtype {values.dtype}")
+        values = values.astype(np.int64)
+        bad = (values < 0) | (values >= self.symbols)
+        if bad.any():
+            raise DataError(f"{int(bad.sum())} report(s) are not symbols in 0..{self.symbols - 1}",
+                            row=int(np.flatnonzero(bad)[0]))
+        return values
+
+    def _signs(self) -> np.ndarray:
+        """``H[r_x, y]`` over each category's own block: shape (d, b)."""
+        columns = np.arange(self._layout.width)
+        return 1 - 2 * (np.bitwise_count(self._row_of[:, None] & columns[None, :]) & 1).astype(np.int64)
+
+    def channel(self) -> Channel:
+        K = self.symbols
+        if K > _CHANNEL_LIMIT:
+            raise ParameterError(f"the channel has {K} outputs; enumerate it for K <= {_CHANNEL_LIMIT}")
+        b = self._layout.width
+        member = np.zeros((self.d, K), dtype=bool)
+        positive = self._signs() > 0
+        for x in range(self.d):
+            start = self._block_of[x] * b
+            member[x, start:start + b] = positive[x]
+        alpha, beta = self._exact
+        matrix = np.where(member, np.array(alpha, dtype=object), np.array(beta, dtype=object))
+        return Channel(self.categories, np.arange(K), matrix)
+
+    def frequency_statistics(self, reports):
+        return {"symbols": np.bincount(reports, minlength=self.symbols).astype(np.int64)}
+
+    def _agreement(self, histogram) -> np.ndarray:
+        """``sum_i W_ij`` for every j: per-block Walsh-Hadamard transforms of the histogram."""
+        layout = self._layout
+        spectra = fwht(np.asarray(histogram, dtype=np.int64).reshape(layout.blocks, layout.width))
+        return spectra[self._block_of, self._row_of]
+
+    def _gap(self) -> float:
+        return self._layout.half * (self._alpha - self._beta)
+
+    def frequency_estimate(self, stats, n):
+        theta = self._agreement(stats["symbols"]) / (n * self._gap())
+        clipped = np.clip(theta, 0.0, 1.0)
+        return theta, np.sqrt(self.frequency_variance(clipped) / n)
+
+    def frequency_variance(self, theta):
+        theta = np.asarray(theta, dtype=np.float64)
+        block_mass = np.clip(np.bincount(self._block_of, weights=theta, minlength=self._layout.blocks), 0.0, 1.0)
+        s, b, g = self._layout.half, self._layout.width, self._gap()
+        inside, outside = s * (self._alpha + self._beta), b * self._beta
+        mass = block_mass[self._block_of]
+        return (mass * inside + (1 - mass) * outside) / g ** 2 - theta ** 2
+
+    def worst_case_variance(self):
+        return _worst_cases(self._layout, self._alpha, self._beta)[0]
+
+    def worst_case_category_variance(self):
+        return _worst_cases(self._layout, self._alpha, self._beta)[1]
+
+    def report_bits(self):
+        return math.log2(self.symbols)
+
+    def simulate_frequency_statistics(self, theta, n, rng):
+        """Exact: the histogram of symbols is Multinomial(n, P(z)), ``P(z) = beta + (alpha - beta)
+        sum_{x : z in C_x} theta_x``, the inner sums from one transform per block."""
+        layout = self._layout
+        rows = np.zeros((layout.blocks, layout.width))
+        rows[self._block_of, self._row_of] = theta
+        in_sets = (rows.sum(axis=1, keepdims=True) + fwht(rows)) / 2  # sum of theta_x with H[r_x, y] = +1
+        probabilities = (self._beta + (self._alpha - self._beta) * in_sets).ravel()
+        return {"symbols": rng.multinomial(n, probabilities / probabilities.sum()).astype(np.int64)}

@@ -1,0 +1,306 @@
+"""Local hashing, subset selection and Hadamard response (docs/frequency-oracles.md).
+
+Privacy is proven on the implemented channels (integer thresholds, exact
+fractions) at every epsilon; the samplers are shown to decide at those
+thresholds; unbiasedness is exact over the enumerated channel; mean and
+variance are checked by Monte Carlo against the declared variance with
+tolerances derived from it (tests/stats_helpers.py).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpest
+from ldpest import pipeline
+from ldpest.exact import WORD, keep_threshold, ratio_within
+from ldpest.testing import check_estimator, check_mechanism
+from ldpest_multinomial.hadamard import fwht
+from ldpest_multinomial.hashing import MERSENNE_31, is_prime
+from rng_helpers import ScriptedWords
+from stats_helpers import assert_mean_matches, assert_variance_matches
+
+WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 36.7, 44.0, 50.0, 709.0, 710.0, 1e5]
+SMALL = [  # (name, d, params): channels small enough to enumerate
+    ("local-hashing", 3, {"hash_range": 3, "prime": 5}),
+    ("local-hashing", 4, {"hash_range": 2, "prime": 7}),
+    ("subset-selection", 5, {}),
+    ("subset-selection", 6, {"subset_size": 3}),
+    ("hadamard-response", 3, {}),
+    ("hadamard-response", 7, {"blocks": 2}),
+    ("hadamard-response", 10, {"blocks": 3}),
+]
+
+
+def make(name, d, epsilon=1.0, **params):
+    return ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)), **params)
+
+
+# --- privacy of the implemented channel, at every epsilon ----------------------------------
+@pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
+@pytest.mark.parametrize("name,d,params", SMALL)
+def test_channels_hold_exactly_at_every_epsilon(name, d, params, epsilon):
+    channel = make(name, d, epsilon, **params).channel()
+    assert channel.exact
+    assert channel.satisfies(epsilon)  # rows sum to exactly 1, every ratio <= e^epsilon, proven
+    assert min(min(row) for row in channel.matrix) > 0
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 3.0, 20.0])
+def test_thresholds_are_the_largest_proven_ones(epsilon):
+    """One more unit of probability on the favoured outputs would break the bound (or the
+    threshold saturated at 2^64 - 1, where the channel is more private than asked)."""
+    hadamard = make("hadamard-response", 10, epsilon, blocks=3)
+    s, K = hadamard._layout.half, hadamard.symbols
+    subset = make("subset-selection", 9, epsilon)
+    d, omega = 9, subset.subset_size
+    for t, holds in ((hadamard._in, lambda t: ratio_within(t * (K - s), (WORD - t) * s, epsilon)),
+                     (subset._in, lambda t: ratio_within(t * (d - omega), (WORD - t) * omega, epsilon))):
+        assert holds(t)
+        assert t == WORD - 1 or not holds(t + 1)
+    hashing = make("local-hashing", 9, epsilon)
+    assert hashing._keep == keep_threshold(epsilon, hashing.hash_range - 1)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 36.7, 50.0])
+def test_samplers_decide_exactly_at_their_thresholds(epsilon):
+    hashing = make("local-hashing", 5, epsilon, hash_range=3)
+    kept = hashing.privatize([2], rng=ScriptedWords([hashing._keep - 1])).values[0]
+    moved = hashing.privatize([2], rng=ScriptedWords([hashing._keep])).values[0]
+    assert kept[2] == hashing.hash(kept[0], kept[1], 2) and moved[2] != hashing.hash(moved[0], moved[1], 2)
+
+    subset = make("subset-selection", 6, epsilon, subset_size=2)
+    assert subset.privatize([4], rng=ScriptedWords([subset._in - 1])).values[0, 4] == 1
+    assert subset.privatize([4], rng=ScriptedWords([subset._in])).values[0, 4] == 0
+
+    hadamard = make("hadamard-response", 7, epsilon, blocks=2)
+    member = hadamard.channel().matrix[4] == hadamard.symbol_probabilities[0]
+    assert member[hadamard.privatize([4], rng=ScriptedWords([hadamard._in - 1])).values[0]]
+    assert not member[hadamard.privatize([4], rng=ScriptedWords([hadamard._in])).values[0]]
+
+
+@pytest.mark.parametrize("name,d,params", SMALL)
+def test_debiasing_is_exactly_unbiased_over_the_channel(name, d, params):
+    """E[theta_hat | x] = e_x: the one-report estimate summed over every output of the channel."""
+    mech = make(name, d, 1.5, **params)
+    channel = mech.channel()
+    stats = [mech.frequency_statistics(np.asarray([z])) for z in channel.outputs]
+    single = np.array([mech.frequency_estimate(s, 1)[0] for s in stats])
+    np.testing.assert_allclose(channel.probabilities() @ single, np.eye(d), atol=1e-9)
+
+
+def test_local_hashing_collision_probability_is_exact_by_enumeration():
+    """kappa = P(h(x) = h(j)), counted over every seed of a small prime, for every pair x != j."""
+    mech = make("local-hashing", 5, hash_range=3, prime=7)
+    a, c = np.meshgrid(np.arange(1, 7), np.arange(7), indexing="ij")
+    for x in range(5):
+        for j in range(x + 1, 5):
+            same = mech.hash(a.ravel(), c.ravel(), x) == mech.hash(a.ravel(), c.ravel(), j)
+            assert Fraction(int(same.sum()), same.size) == mech.collision_probability
+
+
+def test_local_hashing_support_counts_match_the_direct_hash():
+    mech = make("local-hashing", 37, 2.0)
+    reports = mech.privatize(np.random.default_rng(1).integers(0, 37, 5000), rng=np.random.default_rng(2)).values
+    direct = mech.hash(reports[:, 0, None], reports[:, 1, None], np.arange(37)[None, :]) == reports[:, 2, None]
+    np.testing.assert_array_equal(mech.support_counts(reports), direct.sum(axis=0))
+
+
+def test_hadamard_transform_matches_the_matrix():
+    rows = np.arange(16)
+    matrix = 1 - 2 * (np.bitwise_count(rows[:, None] & rows[None, :]) & 1).astype(np.int64)
+    values = np.random.default_rng(0).integers(-50, 50, (3, 16))
+    np.testing.assert_array_equal(fwht(values), values @ matrix.T)
+
+
+def test_hadamard_sets_are_half_rows_that_meet_in_quarters():
+    mech = make("hadamard-response", 10, blocks=2)
+    member = mech.channel().matrix == mech.symbol_probabilities[0]
+    s = mech._layout.half
+    assert (member.sum(axis=1) == s).all()
+    overlaps = member.astype(int) @ member.T.astype(int)
+    same_block = mech._block_of[:, None] == mech._block_of[None, :]
+    expected = np.where(same_block, s // 2, 0)
+    np.fill_diagonal(expected, s)
+    np.testing.assert_array_equal(overlaps, expected)
+
+
+# --- Monte Carlo against the declared mean and variance -----------------------------------
+MONTE_CARLO = [
+    ("local-hashing", 8, 1.0, {}),
+    ("local-hashing", 8, 3.0, {}),
+    ("subset-selection", 8, 0.5, {}),
+    ("subset-selection", 8, 1.0, {"subset_size": 3}),
+    ("hadamard-response", 8, 1.0, {}),
+    ("hadamard-response", 12, 4.0, {}),
+]
+
+
+def _estimates(mech, theta, n, reps, rng):
+    data = rng.choice(len(theta), size=n * reps, p=theta)
+    reports = mech.privatize(data, rng=rng).values
+    return np.array([mech.frequency_estimate(mech.frequency_statistics(reports[r * n:(r + 1) * n]), n)[0]
+                     for r in range(reps)])
+
+
+@pytest.mark.parametrize("name,d,epsilon,params", MONTE_CARLO)
+def test_unbiased_with_the_declared_variance(name, d, epsilon, params):
+    rng = np.random.default_rng(20260)
+    theta = rng.dirichlet(np.ones(d))
+    n, reps = 400, 1500
+    mech = make(name, d, epsilon, **params)
+    estimates = _estimates(mech, theta, n, reps, rng)
+    variance = mech.frequency_variance(theta) / n
+    assert_mean_matches(estimates, theta, variance)
+    assert_variance_matches(estimates, variance)
+
+
+def test_hadamard_exact_simulation_has_the_declared_law():
+    rng = np.random.default_rng(7)
+    mech = make("hadamard-response", 12, 4.0)
+    theta = rng.dirichlet(np.ones(12))
+    n, reps = 300, 3000
+    est = ldpest.estimator("frequency", projection="none")
+    fast = np.array([est.finalize(est.simulate(mech, theta, n, rng))["unprojected"].values for _ in range(reps)])
+    variance = mech.frequency_variance(theta) / n
+    assert_mean_matches(fast, theta, variance)
+    assert_variance_matches(fast, variance)
+
+
+@pytest.mark.parametrize("name,d,epsilon,params", MONTE_CARLO)
+def test_worst_cases_bound_the_variance_and_are_attained(name, d, epsilon, params):
+    mech = make(name, d, epsilon, **params)
+    rng = np.random.default_rng(3)
+    totals = [mech.frequency_variance(t).sum() for t in rng.dirichlet(np.ones(d) * 0.3, 500)]
+    singles = [mech.frequency_variance(t).max() for t in rng.dirichlet(np.ones(d) * 0.3, 500)]
+    worst, single = mech.worst_case_variance(), mech.worst_case_category_variance()
+    assert max(totals) <= worst * (1 + 1e-12) and max(singles) <= single * (1 + 1e-12)
+    uniform = mech.frequency_variance(np.full(d, 1 / d)).sum()
+    if name != "hadamard-response":  # symmetric concave: attained at the uniform distribution
+        assert uniform == pytest.approx(worst, rel=1e-12)
+    else:  # attained by the water-filling block masses, spread evenly inside each block
+        layout = mech._layout
+        assert worst >= uniform
+        best = max(mech.frequency_variance(_block_spread(mech, m)).sum() for m in range(layout.blocks))
+        assert worst >= best * (1 - 1e-12)
+
+
+def _block_spread(mech, block):
+    theta = (mech._block_of == block).astype(float)
+    return theta / theta.sum()
+
+
+# --- the conformance kit and the report formats --------------------------------------------
+LABELS = ["a", "b", "c"] * 40
+
+
+@pytest.mark.parametrize("name,params", [
+    ("local-hashing", {"hash_range": 3, "prime": 11}),  # exact channel
+    ("local-hashing", {}),  # the default prime: distribution tests
+    ("subset-selection", {}),
+    ("hadamard-response", {}),
+])
+def test_conformance_kit_passes(name, params):
+    mech = ldpest.mechanism(name, epsilon=1.0, categories=["a", "b", "c"], **params)
+    check_mechanism(mech, LABELS)
+    check_estimator(ldpest.estimator("frequency"), mech, LABELS, reps=200)
+
+
+@pytest.mark.parametrize("name", ["local-hashing", "subset-selection", "hadamard-response"])
+def test_csv_and_netcdf_report_files_give_the_same_estimate(name, tmp_path):
+    from typer.testing import CliRunner
+
+    from ldpest.cli import app
+
+    data = tmp_path / "answers.csv"
+    answers = np.random.default_rng(0).choice(["yes", "no", "maybe"], 3000, p=[0.5, 0.3, 0.2])
+    data.write_text("answer\n" + "\n".join(answers) + "\n")
+    runner = CliRunner()
+    estimates = []
+    for suffix in (".csv", ".nc"):
+        out = tmp_path / f"reports{suffix}"
+        made = runner.invoke(app, ["privatize", str(data), "-c", "answer", "-m", name, "-e", "2",
+                                   "--categories", "yes,no,maybe", "-o", str(out), "--seed", "5"])
+        assert made.exit_code == 0, made.output
+        reports = _read(out)
+        assert reports.mechanism == ldpest.mechanism(name, epsilon=2.0, categories=["yes", "no", "maybe"])
+        estimates.append((reports.values, ldpest.estimate(reports)["unprojected"].values))
+    np.testing.assert_array_equal(estimates[0][0], estimates[1][0])  # same seed, same reports
+    np.testing.assert_array_equal(estimates[0][1], estimates[1][1])
+
+
+def _read(path):
+    """Reports from a .nc file, or from a CSV report file with its spec line (in one piece)."""
+    if path.suffix == ".nc":
+        return ldpest.read_reports(path)
+    chunks = list(pipeline.stream_reports(path, None, None))
+    return ldpest.Reports.from_array(np.concatenate([c.values for c in chunks]), chunks[0].mechanism)
+
+
+def test_local_hashing_csv_names_its_fields(tmp_path):
+    mech = make("local-hashing", 4)
+    reports = mech.privatize([0, 1, 2, 3], rng=np.random.default_rng(0))
+    path = tmp_path / "r.csv"
+    ldpest.io.write_reports_csv(reports, path)
+    assert path.read_text().splitlines()[1] == "hash_a,hash_c,value"
+    np.testing.assert_array_equal(_read(path).values, reports.values)
+
+
+# --- bad input ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,params,message", [
+    ("local-hashing", {"prime": 12}, "prime must be a prime"),
+    ("local-hashing", {"prime": 3}, "prime must be a prime"),  # smaller than d = 5
+    ("local-hashing", {"hash_range": 1}, "hash_range"),
+    ("local-hashing", {"hash_range": 2 ** 21}, r"at most 2\^20"),
+    ("subset-selection", {"subset_size": 5}, "between 1 and d - 1"),
+    ("subset-selection", {"subset_size": 0}, "subset_size"),
+    ("hadamard-response", {"blocks": 6}, "between 1 and d"),
+])
+def test_bad_parameters_are_clear_errors(name, params, message):
+    with pytest.raises(ldpest.ParameterError, match=message):
+        make(name, 5, **params)
+
+
+@pytest.mark.parametrize("name,values,message", [
+    ("local-hashing", [[0, 1, 1]], "hash_a outside 1..2147483646"),
+    ("local-hashing", [[1, 1, 99]], "value outside 0..20"),  # g = round(e^3 + 1) = 21
+    ("local-hashing", [[1, 1]], "3 fields"),
+    ("local-hashing", [[1.5, 1, 1]], "must be integers"),
+    ("subset-selection", [[1, 1, 0, 0, 0]], "subset_size = 1 ones"),
+    ("subset-selection", [[2, 0, 0, 0, 0]], "must be 0/1"),
+    ("hadamard-response", [99], "not symbols"),
+    ("hadamard-response", [[1, 2]], "1-D array"),
+])
+def test_reports_that_do_not_match_the_mechanism_are_refused(name, values, message):
+    mech = make(name, 5, 3.0)
+    with pytest.raises(ldpest.DataError, match=message):
+        ldpest.Reports.from_array(np.asarray(values), mech)
+
+
+def test_primality_check():
+    assert [p for p in range(60) if is_prime(p)] == [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59]
+    assert is_prime(MERSENNE_31) and not is_prime(MERSENNE_31 - 2) and not is_prime(3215031751)  # a strong pseudoprime
+
+
+def test_report_sizes():
+    assert make("hadamard-response", 100, 1.0).report_bits() == math.log2(make("hadamard-response", 100, 1.0).symbols)
+    assert make("subset-selection", 10, 1.0, subset_size=3).report_bits() == pytest.approx(math.log2(120))
+    assert make("local-hashing", 10, 1.0).report_bits() == pytest.approx(62 + 2)
+
+
+@pytest.mark.parametrize("g", [2, 3, 21, 1000, 2 ** 20])
+@pytest.mark.parametrize("prime", [MERSENNE_31, 2 ** 31 - 19, 1048583])
+def test_hash_buckets_are_exact_at_every_boundary(g, prime):
+    """The float bucketing floor(g r / P) equals the integer one at both sides of every bucket edge."""
+    if prime < g:
+        pytest.skip("the prime must be at least g")
+    mech = make("local-hashing", 2, hash_range=g, prime=prime)
+    edges = mech._lower[1:-1].astype(np.uint64)
+    residues = np.concatenate([edges, edges - np.uint64(1), np.arange(1000, dtype=np.uint64),
+                               np.uint64(prime) - np.arange(1, 1000, dtype=np.uint64)])
+    exact = (residues * np.uint64(g) // np.uint64(prime)).astype(np.int64)
+    np.testing.assert_array_equal(mech._bucket(residues), exact)
