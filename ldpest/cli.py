@@ -127,6 +127,10 @@ def privatize_command(
 ):
     """Privatise raw data locally (as each person's device would)."""
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+    if mechanism == "auto":
+        tuned = {k: v for k, v in mech.params.items() if k not in ("epsilon", "categories")}
+        typer.echo(f"auto chose {mech.name} {json.dumps(tuned)} (smallest worst-case "
+                   f"variance among the frequency oracles; `ldpest plan` compares them)", err=True)
     with _progress(data, progress) as tick:
         n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
                                     rng="secure" if seed is None else seed, progress=tick)
@@ -217,6 +221,47 @@ def simulate_command(
         plot_study(study, plot)
     typer.echo(study["mean_error"].to_pandas().to_string(float_format=lambda v: f"{v:.4g}"))
     typer.echo(f"wrote {output} ({study.attrs['metric']}; {study.attrs['simulation']})", err=True)
+
+
+@app.command("plan")
+@handles_errors
+def plan_command(
+    d: int = typer.Option(..., "--d", "-d", help="Number of categories."),
+    mechanism: str = typer.Option("all", "--mechanism", "-m",
+                                  help="A frequency oracle, 'auto' (the chooser's pick) or 'all' (compare them)."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy level (or solve for it)."),
+    n: Optional[float] = typer.Option(None, "--n", help="Number of reports (or solve for it), e.g. 1e6."),
+    stderr: Optional[float] = typer.Option(
+        None, "--stderr", help="Target worst-case standard error of one category's frequency (or solve for it)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the table as JSON here."),
+):
+    """Accuracy of the frequency oracles: give two of --epsilon, --n, --stderr and get the third.
+
+    Example: ldpest plan -d 100 --epsilon 1 --stderr 0.01   (how many reports each mechanism needs)
+    """
+    from .planning import plan
+
+    if n is not None and (n != int(n) or n < 1):
+        _fail(f"--n must be a whole number of reports >= 1, got {n:g}")
+    if output is not None and output.suffix.lower() != ".json":
+        _fail(f"{output}: the plan is written as .json")
+    table = plan(mechanism, d=d, epsilon=epsilon, n=None if n is None else int(n), stderr=stderr)
+    records = json.loads(table.to_json(orient="records"))
+    if output is not None:
+        from .atomic import atomic_path
+
+        with atomic_path(output) as tmp:
+            Path(tmp).write_text(json.dumps(records, indent=1) + "\n")
+        typer.echo(f"wrote {output}", err=True)
+    if as_json:
+        typer.echo(json.dumps(records, indent=1))
+        return
+    shown = table.assign(parameters=[json.dumps(p) if p else "" for p in table["parameters"]],
+                         auto=["<- auto" if a else "" for a in table["auto"]])
+    typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    typer.echo("stderr: worst-case standard error of one category's frequency; rmse: sqrt of the worst-case "
+               "summed variance (l2 error); report_bits: size of one report", err=True)
 
 
 @app.command("plot")

@@ -89,6 +89,8 @@ def _takes_parameter(mechanism_name: str, parameter: str) -> bool:
 
     from .registry import get_registry
 
+    if mechanism_name == "auto":  # the chooser takes epsilon and categories only
+        return False
     cls = get_registry().get("mechanism", mechanism_name)
     return parameter in inspect.signature(cls.__init__).parameters
 

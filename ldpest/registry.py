@@ -24,7 +24,7 @@ import pluggy
 
 from . import hookspecs
 from .contract import Basis, Estimator, Mechanism
-from .errors import DuplicatePluginError, PluginError, PluginLoadWarning, UnknownPluginError
+from .errors import DuplicatePluginError, ParameterError, PluginError, PluginLoadWarning, UnknownPluginError
 
 ENTRY_POINT_GROUP = "ldpest"
 KINDS = {"mechanism": Mechanism, "estimator": Estimator, "basis": Basis}
@@ -191,7 +191,18 @@ def plugin_errors() -> list[PluginFailure]:
 
 
 def mechanism(name: str, **params) -> Mechanism:
-    """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``."""
+    """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``.
+
+    ``name="auto"`` (with ``epsilon`` and ``categories`` only) returns the registered frequency
+    oracle with the smallest worst-case variance there (:func:`ldpest.planning.choose_mechanism`)."""
+    if name == "auto":
+        from .planning import choose_mechanism
+
+        extra = sorted(set(params) - {"epsilon", "categories"})
+        if extra or "epsilon" not in params or "categories" not in params:
+            raise ParameterError("mechanism 'auto' takes epsilon and categories only"
+                                 + (f"; got also {', '.join(extra)}" if extra else ""))
+        return choose_mechanism(**params)
     return get_registry().get("mechanism", name)(**params)
 
 
