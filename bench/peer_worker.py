@@ -1,7 +1,9 @@
 """Times one peer library on one task; runs inside bench/.peers (see peers.py).
 
-Input: a JSON task {"peer", "mechanism", "n", "d", "epsilon", "seed"}.
-Output: one JSON line {"seconds": privatise+estimate, "estimate": [...]}.
+Input: a JSON task {"peer", "mechanism", "n", "d", "epsilon", "seed"} (and "split": true for the
+separate privatise / estimate times of bench_oracles.py).
+Output: one JSON line {"seconds": privatise+estimate, "estimate": [...]}
+(with "split": {"privatize": seconds, "estimate": seconds}, or null if the peer lacks the protocol).
 Each peer is used as its documentation shows: one client call per record.
 """
 
@@ -69,10 +71,63 @@ def multi_freq_ldpy(mechanism, data, d, epsilon):
     return time.perf_counter() - start, estimate
 
 
+def _timed(privatise, estimate, data):
+    start = time.perf_counter()
+    reports = [privatise(value) for value in data.tolist()]
+    middle = time.perf_counter()
+    estimate(reports)
+    return {"privatize": middle - start, "estimate": time.perf_counter() - middle}
+
+
+def pure_ldp_split(mechanism, data, d, epsilon):
+    """Seconds to privatise and to aggregate + estimate, for the protocols of bench_oracles.py."""
+    identity = lambda v: v  # noqa: E731
+    if mechanism == "local-hashing":
+        from pure_ldp.frequency_oracles.local_hashing import LHClient, LHServer
+
+        client = LHClient(epsilon, d, use_olh=True, index_mapper=identity)
+        server = LHServer(epsilon, d, use_olh=True, index_mapper=identity)
+    elif mechanism == "hadamard-response":
+        from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
+
+        server = HadamardResponseServer(epsilon, d, index_mapper=identity)
+        client = HadamardResponseClient(epsilon, d, server.get_hash_funcs(), index_mapper=identity)
+    else:
+        return None
+
+    def estimate(reports):
+        for report in reports:
+            server.aggregate(report)
+        return server.estimate_all(range(d), suppress_warnings=True)
+
+    return _timed(client.privatise, estimate, data)
+
+
+def multi_freq_ldpy_split(mechanism, data, d, epsilon):
+    if mechanism == "local-hashing":
+        from multi_freq_ldpy.pure_frequency_oracles.LH import LH_Aggregator_MI, LH_Client
+
+        privatise = lambda v: LH_Client(v, d, epsilon, True)  # noqa: E731
+        estimate = lambda reports: LH_Aggregator_MI(reports, d, epsilon, True)  # noqa: E731
+    elif mechanism == "subset-selection":
+        from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Aggregator_MI, SS_Client
+
+        privatise = lambda v: SS_Client(v, d, epsilon)  # noqa: E731
+        estimate = lambda reports: SS_Aggregator_MI(np.array(reports), d, epsilon)  # noqa: E731
+    else:
+        return None
+    privatise(int(data[0]))  # compile numba outside the timing
+    return _timed(privatise, estimate, data)
+
+
 def main():
     task = json.loads(sys.argv[1])
     rng = np.random.default_rng(task["seed"])
     data = rng.integers(0, task["d"], task["n"])
+    if task.get("split"):
+        split = {"pure-ldp": pure_ldp_split, "multi-freq-ldpy": multi_freq_ldpy_split}[task["peer"]]
+        print(json.dumps(split(task["mechanism"], data, task["d"], task["epsilon"])))
+        return
     run = {"pure-ldp": pure_ldp, "multi-freq-ldpy": multi_freq_ldpy}[task["peer"]]
     out = run(task["mechanism"], data, task["d"], task["epsilon"])
     if out is None:

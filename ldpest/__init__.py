@@ -32,6 +32,7 @@ from .registry import (
     reset_registry,
 )
 from .mapreduce import reports_from_dataframe
+from .planning import plan
 from .reports import Reports, read_reports
 from .results import EstimateParts, confidence_interval
 from .rng import SecureGenerator, secure_rng
@@ -42,6 +43,6 @@ __all__ = [
     "Estimator", "ExactSum", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
-    "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
+    "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plan", "plugin_errors", "plugins",
     "read_reports", "register_plugin", "reports_from_dataframe", "reset_registry", "secure_rng",
 ]

@@ -27,8 +27,8 @@ from ldpest.validation import check_categories, check_epsilon, check_finite, che
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
 
 
-def _row_blocks(n: int, d: int):
-    rows = max(1, _ROW_BLOCK_ELEMENTS // max(d, 1))
+def _row_blocks(n: int, d: int, rows: int | None = None):
+    rows = rows or max(1, _ROW_BLOCK_ELEMENTS // max(d, 1))
     for start in range(0, n, rows):
         yield slice(start, min(n, start + rows))
 

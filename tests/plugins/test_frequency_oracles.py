@@ -304,3 +304,24 @@ def test_hash_buckets_are_exact_at_every_boundary(g, prime):
                                np.uint64(prime) - np.arange(1, 1000, dtype=np.uint64)])
     exact = (residues * np.uint64(g) // np.uint64(prime)).astype(np.int64)
     np.testing.assert_array_equal(mech._bucket(residues), exact)
+
+
+@pytest.mark.parametrize("floyd", [True, False])
+@pytest.mark.parametrize("d,omega", [(5, 1), (6, 2), (6, 3), (7, 5)])
+def test_both_subset_samplers_draw_the_channel(floyd, d, omega, monkeypatch):
+    """Floyd's algorithm and the sorted keys each sample the enumerated channel (chi-square over
+    every subset, two inputs, p > 1e-6 at a fixed seed)."""
+    from scipy import stats as scipy_stats
+
+    import ldpest_multinomial.subset as subset
+
+    monkeypatch.setattr(subset, "_floyd_is_cheaper", lambda d, omega: floyd)
+    mech = make("subset-selection", d, 0.8, subset_size=omega)
+    channel = mech.channel()
+    index = {tuple(row): i for i, row in enumerate(channel.outputs.tolist())}
+    rng = np.random.default_rng(17)
+    for x in (0, d - 1):
+        values = mech.privatize(np.full(60_000, x), rng=rng).values
+        counts = np.bincount([index[tuple(row)] for row in values.tolist()], minlength=len(index))
+        expected = channel.probabilities()[x] * counts.sum()
+        assert scipy_stats.chisquare(counts, expected).pvalue > 1e-6
