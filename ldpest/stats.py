@@ -94,3 +94,36 @@ def affine_binomial_worst_cases(d: int, offset: float, gap: float) -> tuple[floa
     total = d * uniform * (1 - uniform) / gap ** 2
     pi = min(max(0.5, offset), offset + gap)
     return float(total), float(pi * (1 - pi) / gap ** 2)
+
+
+class AffineBinomialOracle:
+    """Mixin for frequency oracles whose statistic ``stats[count_statistic]`` has components
+    ``Binomial(n, offset + gap theta_j)`` (randomized response, unary encodings, local hashing,
+    subset selection): supplies the unbiased estimate ``(c / n - offset) / gap`` with its
+    standard error, the exact-interval ``count_model`` and the declared variances.
+
+    Put it before :class:`ldpest.FrequencyOracle` in the bases and implement
+    :meth:`binomial_model`, returning the implemented ``(offset, gap)``.
+    """
+
+    count_statistic = "counts"
+
+    def binomial_model(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def frequency_estimate(self, stats, n):
+        offset, gap = self.binomial_model()
+        theta = (stats[self.count_statistic] / n - offset) / gap
+        return theta, affine_binomial_stderr(theta, offset, gap, n)
+
+    def count_model(self, stats):
+        return (stats[self.count_statistic], *self.binomial_model())
+
+    def frequency_variance(self, theta):
+        return affine_binomial_variance(theta, *self.binomial_model())
+
+    def worst_case_variance(self):
+        return affine_binomial_worst_cases(len(self.categories), *self.binomial_model())[0]
+
+    def worst_case_category_variance(self):
+        return affine_binomial_worst_cases(len(self.categories), *self.binomial_model())[1]

@@ -105,8 +105,8 @@ def main(argv=None):
     else:
         dims, epsilons, measured_epsilons, n, reps = [10, 100, 1000, 10_000], np.geomspace(0.1, 8, 40), \
             [0.25, 1.0, 4.0], 1000, 200
-        winner_dims = np.unique(np.geomspace(2, 10 ** 5, 40).astype(int))
-        winner_epsilons = np.geomspace(0.1, 10, 40)
+        winner_dims = np.unique(np.geomspace(2, 10 ** 4, 30).astype(int))
+        winner_epsilons = np.geomspace(0.1, 10, 30)
     args.out.mkdir(parents=True, exist_ok=True)
     mse_figure(args.out / "frequency-oracles-mse.png", dims, epsilons, measured_epsilons, n, reps, rng)
     winner_figure(args.out / "frequency-oracles-winner.png", winner_dims, winner_epsilons)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
 from ldpest.exact import WORD, keep_threshold, random_words
-from ldpest.stats import affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases
+from ldpest.stats import AffineBinomialOracle
 from ldpest.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism
@@ -82,7 +82,7 @@ def default_hash_range(epsilon: float) -> int:
     return int(min(max(2, round(math.exp(min(epsilon, 30.0)) + 1)), MAX_HASH_RANGE))
 
 
-class LocalHashing(_CategoricalMechanism):
+class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
     """Optimized local hashing: report ``(a, c, y)``, ``y`` g-ary randomized response of
     ``h_{a,c}(x) = floor(g ((a x + c) mod P) / P)``.
 
@@ -219,22 +219,11 @@ class LocalHashing(_CategoricalMechanism):
                 np.minimum(residue, shifted, out=residue)  # mod P: the subtraction wraps when residue < P
         return support
 
-    def frequency_estimate(self, stats, n):
-        gap = self._p - self._q
-        theta = (stats["support"] / n - self._q) / gap
-        return theta, affine_binomial_stderr(theta, self._q, gap, n)
+    count_statistic = "support"
 
-    def count_model(self, stats):
-        return stats["support"], self._q, self._p - self._q
-
-    def frequency_variance(self, theta):
-        return affine_binomial_variance(theta, self._q, self._p - self._q)
-
-    def worst_case_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
-
-    def worst_case_category_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+    def binomial_model(self):
+        """support_j ~ Binomial(n, q* + (p - q*) theta_j)."""
+        return self._q, self._p - self._q
 
     def report_bits(self):
         return 2 * math.log2(self._prime) + math.log2(self._g)

@@ -20,8 +20,7 @@ import numpy as np
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.exact import WORD, keep_threshold, random_words
 from ldpest.noise import LatticeLaplace
-from ldpest.stats import (affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases,
-                          laplace_mean_kurtosis)
+from ldpest.stats import AffineBinomialOracle, laplace_mean_kurtosis
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
@@ -48,7 +47,7 @@ class _CategoricalMechanism(FrequencyOracle, Mechanism):
         return self.encode_labels(data, "data")
 
 
-class RandomizedResponse(_CategoricalMechanism):
+class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     """k-ary (Warner) randomized response.
 
     Report the true category with probability ``p = e^a / (e^a + d - 1)`` and
@@ -98,23 +97,9 @@ class RandomizedResponse(_CategoricalMechanism):
     def frequency_statistics(self, reports):
         return {"counts": np.bincount(reports, minlength=self.d).astype(np.int64)}
 
-    def frequency_estimate(self, stats, n):
-        gap = self._p - self._q
-        theta = (stats["counts"] / n - self._q) / gap
-        return theta, affine_binomial_stderr(theta, self._q, gap, n)
-
-    def count_model(self, stats):
-        return stats["counts"], self._q, self._p - self._q
-
-    def frequency_variance(self, theta):
-        """``pi_j (1 - pi_j) / (p - q)^2``, ``pi_j = q + (p - q) theta_j`` (implemented p, q)."""
-        return affine_binomial_variance(theta, self._q, self._p - self._q)
-
-    def worst_case_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
-
-    def worst_case_category_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+    def binomial_model(self):
+        """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
+        return self._q, self._p - self._q
 
     def report_bits(self):
         return math.log2(self.d)
@@ -125,7 +110,7 @@ class RandomizedResponse(_CategoricalMechanism):
         return {"counts": rng.multinomial(n, pi / pi.sum()).astype(np.int64)}
 
 
-class UnaryRandomizedResponse(_CategoricalMechanism):
+class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     """Duchi et al.'s coordinatewise randomized response on the one-hot vector.
 
     Each coordinate of ``e_x`` is kept with ``p = e^{a/2} / (1 + e^{a/2})`` and
@@ -179,23 +164,11 @@ class UnaryRandomizedResponse(_CategoricalMechanism):
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
-    def frequency_estimate(self, stats, n):
-        gap = 2 * self._p - 1
-        theta = (stats["ones"] / n - (1 - self._p)) / gap
-        return theta, affine_binomial_stderr(theta, 1 - self._p, gap, n)
+    count_statistic = "ones"
 
-    def count_model(self, stats):
-        return stats["ones"], 1 - self._p, 2 * self._p - 1
-
-    def frequency_variance(self, theta):
-        """``pi_j (1 - pi_j) / (2p - 1)^2``, ``pi_j = 1 - p + (2p - 1) theta_j``."""
-        return affine_binomial_variance(theta, 1 - self._p, 2 * self._p - 1)
-
-    def worst_case_variance(self):
-        return affine_binomial_worst_cases(self.d, 1 - self._p, 2 * self._p - 1)[0]
-
-    def worst_case_category_variance(self):
-        return affine_binomial_worst_cases(self.d, 1 - self._p, 2 * self._p - 1)[1]
+    def binomial_model(self):
+        """ones_j ~ Binomial(n, 1 - p + (2p - 1) theta_j)."""
+        return 1 - self._p, 2 * self._p - 1
 
     def report_bits(self):
         return float(self.d)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
 from ldpest.exact import WORD, largest_threshold, random_words, ratio_within
-from ldpest.stats import affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases
+from ldpest.stats import AffineBinomialOracle, affine_binomial_worst_cases
 from ldpest.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism, _row_blocks
@@ -73,7 +73,7 @@ def default_subset_size(epsilon: float, d: int) -> int:
     return min(sorted(candidates), key=worst)
 
 
-class SubsetSelection(_CategoricalMechanism):
+class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     """Report a set of ``omega`` categories that holds the true one with probability ``P_in``.
 
     ``theta_j = (ones_j / n - q) / (p - q)``, ``n Var = pi_j (1 - pi_j) / (p - q)^2``,
@@ -203,22 +203,11 @@ class SubsetSelection(_CategoricalMechanism):
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
-    def frequency_estimate(self, stats, n):
-        gap = self._p - self._q
-        theta = (stats["ones"] / n - self._q) / gap
-        return theta, affine_binomial_stderr(theta, self._q, gap, n)
+    count_statistic = "ones"
 
-    def count_model(self, stats):
-        return stats["ones"], self._q, self._p - self._q
-
-    def frequency_variance(self, theta):
-        return affine_binomial_variance(theta, self._q, self._p - self._q)
-
-    def worst_case_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
-
-    def worst_case_category_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+    def binomial_model(self):
+        """ones_j ~ Binomial(n, q + (p - q) theta_j)."""
+        return self._q, self._p - self._q
 
     def report_bits(self):
         return math.log2(math.comb(self.d, self._omega))

@@ -28,7 +28,7 @@ import numpy as np
 
 import ldpest
 from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
-from ldpest.stats import affine_binomial_stderr, affine_binomial_variance, affine_binomial_worst_cases
+from ldpest.stats import AffineBinomialOracle
 from ldpest.validation import check_categories, check_epsilon
 
 
@@ -38,7 +38,7 @@ def one_threshold(epsilon: float) -> int:
     return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, WORD // 2, guess=max(1.0, guess))
 
 
-class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
+class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpest.Mechanism):
     name = "optimized-unary-encoding"
     family = "multinomial"
     default_estimator = "frequency"
@@ -84,25 +84,13 @@ class OptimizedUnaryEncoding(ldpest.FrequencyOracle, ldpest.Mechanism):
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
-    def frequency_estimate(self, stats, n):
-        gap = self._p - self._q
-        theta = (stats["ones"] / n - self._q) / gap
-        return theta, affine_binomial_stderr(theta, self._q, gap, n)
+    # AffineBinomialOracle supplies the estimate, its standard error, exact intervals and the
+    # declared variances (which let ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE).
+    count_statistic = "ones"
 
-    def count_model(self, stats):
-        """ones_j ~ Binomial(n, q + (p - q) theta_j): exact intervals."""
-        return stats["ones"], self._q, self._p - self._q
-
-    # Declaring the variance lets ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE.
-    def frequency_variance(self, theta):
-        """``n Var(theta_j) = pi_j (1 - pi_j) / (p - q)^2``, ``pi_j = q + (p - q) theta_j``."""
-        return affine_binomial_variance(theta, self._q, self._p - self._q)
-
-    def worst_case_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[0]
-
-    def worst_case_category_variance(self):
-        return affine_binomial_worst_cases(self.d, self._q, self._p - self._q)[1]
+    def binomial_model(self):
+        """ones_j ~ Binomial(n, q + (p - q) theta_j): theta_j = (ones_j / n - q) / (p - q)."""
+        return self._q, self._p - self._q
 
     def report_bits(self):
         return float(self.d)
