@@ -150,13 +150,14 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
     def _privatize(self, codes, rng):
         n, g = codes.shape[0], self._g
         out = np.empty((n, 3), dtype=np.int64)
-        a = rng.integers(1, self._prime, size=n, dtype=np.uint64)
-        c = rng.integers(0, self._prime, size=n, dtype=np.uint64)
+        a = rng.integers(1, self._prime, size=n, dtype=np.uint32)  # P < 2^31: 32-bit draws
+        c = rng.integers(0, self._prime, size=n, dtype=np.uint32)
         out[:, 0], out[:, 1] = a, c
-        a *= codes.astype(np.uint64)
-        a += c
-        a %= np.uint64(self._prime)
-        hashed = self._bucket(a)
+        residue = a.astype(np.uint64)
+        residue *= codes.astype(np.uint64)
+        residue += c
+        residue %= np.uint64(self._prime)
+        hashed = self._bucket(residue)
         keep = random_words(rng, n) < np.uint64(self._keep)
         other = rng.integers(0, g - 1, size=n)
         other += other >= hashed  # uniform over the g - 1 other values

@@ -131,14 +131,12 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         position = rng.integers(0, first + 1, size=rows.size, dtype=np.int32)
         position += position >= x[rows]
         flat[position + start[rows]] = 1  # the first pick: nothing is taken yet
-        fallback = start + first + (x <= first)  # where element j lands: start + j + (x <= j)
         for j in range(first + 1, d - 1):
-            fallback += 1
-            fallback += x == j
             position = rng.integers(0, j + 1, size=n, dtype=np.int32)
             position += position >= x
             position += start
-            np.copyto(position, fallback, where=flat[position].view(np.bool_))
+            taken = np.flatnonzero(flat[position])
+            position[taken] = start[taken] + j + (x[taken] <= j)  # element j's cell instead
             flat[position] = 1
         out[np.arange(n), codes] = holds_x
         return out
