@@ -206,6 +206,18 @@ class FrequencyOracle(abc.ABC):
     def categories(self) -> list:
         return list(self._params["categories"])
 
+    @property
+    def category_coordinate(self) -> np.ndarray:
+        """The categories as a result coordinate (ints stay ints, else strings); a copy of an
+        array computed once, since the mechanism is immutable."""
+        coordinate = self.__dict__.get("_category_coordinate")
+        if coordinate is None:
+            from .labels import label_coordinate
+
+            coordinate = label_coordinate(self._params["categories"])
+            object.__setattr__(self, "_category_coordinate", coordinate)
+        return coordinate.copy()
+
     def report_columns(self) -> list[str]:
         if len(self.report_dims) == 1:
             return ["report"]

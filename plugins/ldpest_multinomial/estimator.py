@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest import DataError, EstimateParts, Estimator, FrequencyOracle, SufficientStats
-from ldpest.labels import label_coordinate
 from ldpest.projection import project_simplex
 from ldpest.validation import check_choice
 
@@ -42,7 +41,7 @@ class FrequencyEstimator(Estimator):
             estimate=estimate,
             stderr=stderr,
             dims=("category",),
-            coords={"category": label_coordinate(mechanism.categories)},
+            coords={"category": mechanism.category_coordinate},
             projection=projection,
             unprojected=theta,
             count=None if model is None else model[0],
