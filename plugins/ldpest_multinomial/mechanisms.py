@@ -32,6 +32,17 @@ def _row_blocks(n: int, d: int, rows: int | None = None):
         yield slice(start, min(n, start + rows))
 
 
+def bit_reports(values, mechanism) -> np.ndarray:
+    """Reports that are 0/1 vectors over the categories, validated, as uint8 (n, d)."""
+    d = len(mechanism.categories)
+    values = check_report_matrix(values, d, mechanism.name, f"{d} categories")
+    bad = (values != 0) & (values != 1)
+    if bad.any():
+        raise DataError(f"reports of {mechanism.name!r} must be 0/1; {int(bad.sum())} value(s) are not",
+                        row=int(np.argwhere(bad)[0][0]))
+    return values.astype(np.uint8)
+
+
 class _CategoricalMechanism(FrequencyOracle, Mechanism):
     family = "multinomial"
     default_estimator = "frequency"
@@ -144,12 +155,7 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return out
 
     def encode_reports(self, values):
-        values = check_report_matrix(values, self.d, self.name, f"{self.d} categories")
-        bad = (values != 0) & (values != 1)
-        if bad.any():
-            raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not",
-                            row=np.argwhere(bad)[0][0])
-        return values.astype(np.uint8)
+        return bit_reports(values, self)
 
     def channel(self, max_categories: int = 12) -> Channel:
         if self.d > max_categories:

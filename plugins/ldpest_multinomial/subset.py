@@ -27,9 +27,9 @@ import numpy as np
 from ldpest import Channel, DataError, ParameterError
 from ldpest.exact import WORD, largest_threshold, random_words, ratio_within
 from ldpest.stats import AffineBinomialOracle, affine_binomial_worst_cases
-from ldpest.validation import check_positive_int, check_report_matrix
+from ldpest.validation import check_positive_int
 
-from .mechanisms import _CategoricalMechanism, _row_blocks
+from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports
 
 _FLOYD_BLOCK = 1 << 16  # rows per block of Floyd's sampler
 _COIN_CELLS = 1 << 25  # cells per block of the coin sampler
@@ -172,12 +172,7 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         return out
 
     def encode_reports(self, values):
-        values = check_report_matrix(values, self.d, self.name, f"{self.d} categories")
-        bad = (values != 0) & (values != 1)
-        if bad.any():
-            raise DataError(f"reports of {self.name!r} must be 0/1; {int(bad.sum())} value(s) are not",
-                            row=int(np.argwhere(bad)[0][0]))
-        values = values.astype(np.uint8)
+        values = bit_reports(values, self)
         sizes = values.sum(axis=1, dtype=np.int64)
         wrong = sizes != self._omega
         if wrong.any():
