@@ -11,6 +11,7 @@ from .errors import (
     DataDroppedWarning,
     DataError,
     DuplicatePluginError,
+    EstimateWarning,
     IncompatibleError,
     LdpestError,
     ParameterError,
@@ -39,7 +40,7 @@ from .rng import SecureGenerator, secure_rng
 from .stats import SufficientStats
 
 __all__ = [
-    "Basis", "Channel", "DataDroppedWarning", "DataError", "DuplicatePluginError", "EstimateParts",
+    "Basis", "Channel", "DataDroppedWarning", "DataError", "DuplicatePluginError", "EstimateParts", "EstimateWarning",
     "Estimator", "ExactSum", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",

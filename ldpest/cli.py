@@ -27,8 +27,18 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 _state = {"debug": False}
 
 
+def _print_version(value: bool):
+    if value:
+        from ._version import __version__
+
+        typer.echo(f"ldpest {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors.")):
+def _options(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors (also after the command)."),
+             version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")):
     _state["debug"] = debug
 
 
@@ -78,6 +88,16 @@ def _progress(path: Path, enabled: bool):
         yield lambda position: bar.update(task, completed=position)
 
 
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        _fail(f"--level must be between 0 and 1 (e.g. 0.95), got {level:g}")
+
+
+def _check_picture(path: Optional[Path]) -> None:
+    if path is not None and path.suffix.lower() not in (".png", ".pdf"):
+        _fail(f"{path}: draw pictures to .png or .pdf")
+
+
 def _summary(result, level: float) -> str:
     name = estimate_variable(result)
     table = ldpio.result_table(confidence_interval(result, level))
@@ -97,8 +117,17 @@ ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=val
 
 @app.command("plugins")
 @handles_errors
-def plugins_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
-    """List the registered mechanisms, estimators and bases."""
+def plugins_command(
+    name: Optional[str] = typer.Argument(None, help="A plugin's name: show its parameters and an example."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+):
+    """List the registered mechanisms, estimators and bases, or describe one.
+
+    Example: ldpest plugins laplace-histogram
+    """
+    if name is not None:
+        _describe_plugin(name, as_json)
+        return
     rows = [vars(info) for info in plugins()]
     failures = [vars(f) for f in plugin_errors()]
     if as_json:
@@ -110,6 +139,41 @@ def plugins_command(as_json: bool = typer.Option(False, "--json", help="Machine-
         typer.echo("  ".join(str(row[k]).ljust(w) for k, w in widths.items()))
     for failure in failures:
         typer.echo(f"failed to load {failure['plugin']} ({failure['origin']}): {failure['error']}", err=True)
+
+
+def _describe_plugin(name: str, as_json: bool) -> None:
+    """Parameters of one registered plugin (required first), its docstring's first paragraph and an example."""
+    import inspect
+
+    from .registry import get_registry, parameters_of
+
+    info = next((i for i in plugins() if i.name == name), None)
+    if info is None:
+        known = ", ".join(sorted(i.name for i in plugins()))
+        _fail(f"no plugin named {name!r}; registered: {known}")
+    cls = get_registry().get(info.kind, name)
+    required, optional = parameters_of(cls)
+    summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
+    if info.kind == "mechanism":
+        options = " ".join(["-e 1" if p == "epsilon" else "--categories a,b,c" if p == "categories" else f"-p {p}=..."
+                            for p in required if p not in cls.example_params]
+                           + [f"-p '{key}={json.dumps(value)}'" for key, value in cls.example_params.items()])
+        example = f"ldpest privatize data.csv -c COLUMN -m {name} {options} -o reports.nc"
+    elif info.kind == "estimator":
+        example = f"ldpest estimate reports.nc --estimator {name}" + "".join(
+            f" --estimator-param {p}=..." for p in required)
+    else:
+        example = f"-p basis='\"{name}\"'   (a mechanism parameter of the series family)"
+    if as_json:
+        typer.echo(json.dumps({**vars(info), "required": required, "optional": optional, "summary": summary,
+                               "example": example}, indent=1))
+        return
+    typer.echo(f"{name} ({info.kind}, family {info.family or '-'}, from {info.origin} {info.version})")
+    if summary:
+        typer.echo(f"  {summary}")
+    typer.echo(f"  required: {', '.join(required) or 'none'}")
+    typer.echo(f"  optional: {', '.join(optional) or 'none'}")
+    typer.echo(f"  example:  {example}")
 
 
 @app.command("privatize")
@@ -126,7 +190,11 @@ def privatize_command(
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ):
     """Privatise raw data locally (as each person's device would)."""
+    pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+    if seed is not None:
+        typer.echo("ldpest: warning: --seed makes the noise reproducible: anyone who knows the seed can recover "
+                   "every true answer; use it for simulations only, never for real people's data", err=True)
     if mechanism == "auto":
         tuned = {k: v for k, v in mech.params.items() if k not in ("epsilon", "categories")}
         typer.echo(f"auto chose {mech.name} {json.dumps(tuned)} (smallest worst-case "
@@ -161,6 +229,8 @@ def estimate_command(
         "or threads, processes, synchronous."),
 ):
     """Estimate from reports (NetCDF or CSV), streaming the file in chunks."""
+    _check_level(level)
+    pipeline.refuse_overwriting(output, reports)
     mech = None
     if mechanism is not None or raw:
         mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
@@ -174,13 +244,13 @@ def estimate_command(
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
             scheduler=scheduler,
         )
+    result = confidence_interval(result, level)  # lower, upper and the level go into every output
+    shown = json.dumps(result.to_dict(data="list"), default=ldpio._json_default) if as_json else _summary(result, level)
     if output is not None:
         ldpio.write_result(result, output)
-        typer.echo(f"wrote {output}", err=True)
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(data="list"), default=ldpio._json_default))
-    else:
-        typer.echo(_summary(result, level))
+        sidecar = f" and {ldpio.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
+        typer.echo(f"wrote {output}{sidecar}", err=True)
+    typer.echo(shown)
 
 
 @app.command("simulate")
@@ -207,6 +277,7 @@ def simulate_command(
 
     if output.suffix.lower() not in (".nc", ".json"):
         _fail(f"{output}: write the study to .nc or .json")
+    _check_picture(plot)
     params = pipeline.parse_params(param)
     if categories is not None:
         params["categories"] = pipeline.parse_list(categories)
@@ -216,9 +287,9 @@ def simulate_command(
     sizes = pipeline.parse_numbers(n, "--n", integer=True)
     study = run_study(scenario, epsilons, sizes, reps, np.random.default_rng(seed))
     study.attrs["seed"] = seed
-    ldpio.write_result(study, output)
-    if plot is not None:
+    if plot is not None:  # first: a failed drawing leaves no study file behind
         plot_study(study, plot)
+    ldpio.write_result(study, output)
     typer.echo(study["mean_error"].to_pandas().to_string(float_format=lambda v: f"{v:.4g}"))
     typer.echo(f"wrote {output} ({study.attrs['metric']}; {study.attrs['simulation']})", err=True)
 
@@ -275,6 +346,9 @@ def plot_command(
     from .plotting import plot_result
     from .simulate import plot_study
 
+    _check_level(level)
+    _check_picture(output)
+    pipeline.refuse_overwriting(output, result)
     data = ldpio.read_result(result)
     if "mean_error" in data:
         plot_study(data, output)
@@ -283,8 +357,12 @@ def plot_command(
     typer.echo(f"wrote {output}", err=True)
 
 
-def main():  # the console script
-    app()
+def main(argv: Optional[List[str]] = None):  # the console script
+    """Run the CLI; ``--debug`` may also follow the subcommand."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--debug" in argv[1:]:  # typer reads the app's own options only before the subcommand
+        argv = ["--debug"] + [a for a in argv if a != "--debug"]
+    app(args=argv, prog_name="ldpest")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,7 @@ class Mechanism(_Configurable, abc.ABC):
 
     default_estimator: ClassVar[str | None] = None
     report_dims: ClassVar[tuple[str, ...]] = ("report",)
+    example_params: ClassVar[dict] = {}  # parameters besides epsilon for `ldpest plugins NAME`'s example
     data_kind: ClassVar[str] = "number"  # raw data: "label" (categories) or "number"
     report_kind: ClassVar[str] = "number"  # what a report holds: "label" or "number"
 

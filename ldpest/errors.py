@@ -51,3 +51,8 @@ class PluginLoadWarning(UserWarning):
 
 class DataDroppedWarning(UserWarning):
     """Some records contributed nothing to the estimate (e.g. points outside every cell)."""
+
+
+class EstimateWarning(UserWarning):
+    """An estimate that its own standard errors contradict (e.g. a frequency 30 standard errors
+    above 1: wrong epsilon or categories) or that tells almost nothing (every interval wide)."""

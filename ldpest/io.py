@@ -2,7 +2,9 @@
 from NetCDF, CSV and JSON.  Every write is atomic (:mod:`ldpest.atomic`).
 
 A report CSV written by ldpest starts with one line ``#ldpest-spec {...}``
-holding the mechanism spec, then a header row and one row per report.
+holding the mechanism spec and one line ``#ldpest-rng KIND`` naming the kind of
+generator that made the reports (``secure``, ``numpy``, ``numpy-seeded``), then
+a header row and one row per report.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .errors import DataError, ParameterError
 from .results import estimate_variable
 
 SPEC_PREFIX = "#ldpest-spec "
+RNG_PREFIX = "#ldpest-rng "
 DEFAULT_BLOCK_BYTES = 1 << 23
 
 
@@ -37,6 +40,7 @@ class CsvSource:
     columns: list[str]
     spec: dict | None
     header_line: int  # 1-based line number of the header row
+    rng: str | None = None  # the #ldpest-rng line: the kind of generator that made the reports
 
     @classmethod
     def open(cls, path) -> "CsvSource":
@@ -45,17 +49,20 @@ class CsvSource:
             raise DataError(f"{path}: no such file")
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             first = handle.readline()
-            spec, header = None, first
+            spec, rng, header, header_line = None, None, first, 1
             if first.startswith(SPEC_PREFIX):
                 try:
                     spec = json.loads(first[len(SPEC_PREFIX):])
                 except ValueError:
                     raise DataError(f"{path}, line 1: the {SPEC_PREFIX.strip()} line is not valid JSON") from None
-                header = handle.readline()
+                header, header_line = handle.readline(), 2
+                if header.startswith(RNG_PREFIX):
+                    rng = header[len(RNG_PREFIX):].strip()
+                    header, header_line = handle.readline(), 3
         if not header.strip():
             raise DataError(f"{path}: the file is empty (no header row)")
         columns = pacsv.read_csv(pa.py_buffer(header.encode())).schema.names
-        return cls(path, list(columns), spec, 2 if spec is not None else 1)
+        return cls(path, list(columns), spec, header_line, rng)
 
     def require(self, columns: list[str]) -> None:
         missing = [c for c in columns if c not in self.columns]
@@ -125,7 +132,7 @@ class CsvSource:
 
 
 def write_reports_csv(reports, path) -> None:
-    """Reports as CSV with the spec line, atomically."""
+    """Reports as CSV with the spec and rng lines, atomically."""
     mechanism = reports.mechanism
     columns = mechanism.report_columns()
     values = reports.labels() if mechanism.report_kind == "label" else reports.values
@@ -135,6 +142,7 @@ def write_reports_csv(reports, path) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             handle.write((SPEC_PREFIX + reports.spec_json + "\n").encode())
+            handle.write((RNG_PREFIX + str(reports.data.attrs.get("rng", "external")) + "\n").encode())
             header = io.StringIO()
             csv.writer(header, lineterminator="\n").writerow(columns)  # arrow would quote every name
             handle.write(header.getvalue().encode())
@@ -168,25 +176,55 @@ def result_table(result: xr.Dataset):
     return frame
 
 
+def metadata_path(path) -> Path:
+    """The CSVW sidecar of a result CSV: ``result.csv`` -> ``result.csv-metadata.json``."""
+    path = Path(path)
+    return path.with_name(path.name + "-metadata.json")
+
+
+def csv_metadata(result: xr.Dataset, table: pd.DataFrame, path: Path) -> dict:
+    """CSV on the Web (W3C CSVW) metadata: the columns described, and the result's attributes."""
+    columns = []
+    for name in table.columns:
+        source = name[: -len("_lower")] if name.endswith("_lower") else name[: -len("_upper")] \
+            if name.endswith("_upper") else name
+        attrs = result[source].attrs if source in result.variables else {}
+        column = {"name": name, "titles": name}
+        if name != source:
+            column["dc:description"] = f"{'lower' if name.endswith('_lower') else 'upper'} edge of the {source} cell"
+        elif "long_name" in attrs or "description" in attrs:
+            column["dc:description"] = attrs.get("description", attrs.get("long_name"))
+        if "units" in attrs and name == source:
+            column["units"] = attrs["units"]
+        columns.append(column)
+    return {"@context": "http://www.w3.org/ns/csvw", "url": path.name, "tableSchema": {"columns": columns},
+            "ldpest": result.attrs}
+
+
 def write_result(result: xr.Dataset, path) -> None:
     """Write a result by extension (.nc, .csv, .json), atomically.
 
-    CSV: ``#ldpest-attrs {...}`` then the table of :func:`result_table`.
+    CSV: a plain table (:func:`result_table`) that ``read.csv`` and ``pandas.read_csv`` read with
+    their defaults, and beside it the CSVW sidecar ``<file>-metadata.json`` with the column
+    descriptions and the result's attributes (mechanism, epsilon, n, confidence level...).
     JSON: ``xarray.Dataset.to_dict`` (lossless for labels and attrs).
     """
     path = Path(path)
     suffix = _check_format(path)
     if suffix == ".csv" and "estimate_variable" not in result.attrs:
         raise ParameterError(f"{path}: write studies to .nc or .json")
+    if suffix == ".csv":
+        table = result_table(result)
+        with atomic_path(metadata_path(path)) as tmp:
+            tmp.write_text(json.dumps(csv_metadata(result, table, path), indent=1, default=_json_default))
+        with atomic_path(path) as tmp:
+            table.to_csv(tmp, index=False, float_format="%.17g")
+        return
     with atomic_path(path) as tmp:
         if suffix == ".nc":
             result.to_netcdf(tmp, engine="netcdf4")
-        elif suffix == ".json":
-            tmp.write_text(json.dumps(result.to_dict(data="list"), indent=1, default=_json_default))
         else:
-            with open(tmp, "w", encoding="utf-8", newline="") as handle:
-                handle.write("#ldpest-attrs " + json.dumps(result.attrs, default=_json_default) + "\n")
-                result_table(result).to_csv(handle, index=False, float_format="%.17g")
+            tmp.write_text(json.dumps(result.to_dict(data="list"), indent=1, default=_json_default))
 
 
 def read_result(path) -> xr.Dataset:

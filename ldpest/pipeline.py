@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -123,10 +124,16 @@ def _encode(source: CsvSource, offset: int, action: Callable, values):
 
 def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, columns, raw: bool):
     """The mechanism (from the options or the file's spec line) and the columns to read."""
+    if not raw and source.spec is not None:
+        carried = mechanism_from_spec(source.spec)
+        if mechanism is not None and mechanism != carried:
+            raise ParameterError(
+                f"{source.path} carries its own spec {carried.spec_json}, which differs from the options "
+                f"({mechanism.spec_json}); drop --mechanism, --epsilon, --categories and --param"
+            )
+        mechanism = carried
     if mechanism is None and not raw:
-        if source.spec is None:
-            raise ParameterError(f"{source.path}: no #ldpest-spec line; give --mechanism and its parameters")
-        mechanism = mechanism_from_spec(source.spec)
+        raise ParameterError(f"{source.path}: no #ldpest-spec line; give --mechanism and its parameters")
     if mechanism is None:
         raise ParameterError("--mechanism is needed to privatise raw data")
     if not columns:
@@ -158,10 +165,36 @@ def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None,
             encoded = _encode(source, offset, mechanism.encode_data, values)
             yield Reports._wrap(mechanism._privatize(encoded, generator), mechanism, rng=kind_of_rng)
         else:
-            yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism, rng="external")
+            yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism,
+                                rng=source.rng or "external")
 
 
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
+
+
+SEEDED = "numpy-seeded"
+
+
+def warn_if_seeded(path, kind: str | None) -> None:
+    """Reports made with a seeded generator protect no one: say so whenever they are estimated."""
+    if kind == SEEDED:
+        warnings.warn(f"{path} was made with a seeded generator (--seed): anyone who knows the seed can "
+                      "recover every true answer; such reports are fit for simulations only", stacklevel=2)
+
+
+def refuse_overwriting(output, *inputs) -> None:
+    """A clear error, before any work, when ``output`` is one of the input files."""
+    if output is None:
+        return
+    target = Path(os.path.realpath(output))
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(os.path.realpath(given))
+        same = target == source or (target.exists() and source.exists() and os.path.samefile(target, source))
+        if same:
+            raise ParameterError(f"{output} is also the input {given}: writing it would destroy the input; "
+                                 "choose another output file")
 
 
 @contextlib.contextmanager
@@ -195,12 +228,14 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
             reports = read_reports(path, chunks={"report": chunk_reports})
             if mechanism is not None and mechanism != reports.mechanism:
                 raise ParameterError(f"{path} carries its own spec ({reports.spec_json}); do not pass --mechanism")
+            warn_if_seeded(path, reports.data.attrs.get("rng"))
         elif path.suffix.lower() == ".csv":
             import dask.dataframe as dd
 
             from .mapreduce import reports_from_dataframe
 
             source = CsvSource.open(path)
+            warn_if_seeded(path, source.rng)
             mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
             kind = _kind_for(mechanism, raw=False)
             dtype = {"string": str, "int": "int64", "float": "float64"}[kind]
@@ -234,10 +269,13 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
             raise ParameterError(
                 f"{path} was made by {reports.spec_json}; it carries its own spec, so do not pass --mechanism"
             )
+        warn_if_seeded(path, reports.data.attrs.get("rng"))
         est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
         return est.estimate(reports)
     if path.suffix.lower() != ".csv":
         raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
+    if not raw:
+        warn_if_seeded(path, CsvSource.open(path).rng)
     chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress)
     first = next(chunks, None)
     if first is None:

@@ -13,6 +13,8 @@ allowlist: only those entry points are loaded.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
 import os
 import threading
@@ -190,6 +192,46 @@ def plugin_errors() -> list[PluginFailure]:
     return list(get_registry().failures)
 
 
+def _signature(cls: type) -> inspect.Signature | None:
+    """The first constructor along the MRO that names its parameters (``**params`` forwards)."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        signature = inspect.signature(init)
+        if not any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
+            return signature
+    return None
+
+
+def parameters_of(cls: type) -> tuple[list[str], list[str]]:
+    """``(required, optional)`` keyword parameters of a plugin class's constructor."""
+    required, optional = [], []
+    signature = _signature(cls)
+    for parameter in signature.parameters.values() if signature is not None else ():
+        if parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) and parameter.name != "self":
+            (required if parameter.default is parameter.empty else optional).append(parameter.name)
+    return required, optional
+
+
+def _build(kind: str, name: str, params: dict):
+    """Construct a plugin, naming unknown parameters (with the closest known one) and missing ones."""
+    cls = get_registry().get(kind, name)
+    if _signature(cls) is not None:
+        required, optional = parameters_of(cls)
+        known = required + optional
+        listing = ", ".join(known) if known else "none"
+        for given in params:
+            if given not in known:
+                close = difflib.get_close_matches(given, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ParameterError(f"{kind} {name!r} has no parameter {given!r}; its parameters are: {listing}{hint}")
+        missing = [r for r in required if r not in params]
+        if missing:
+            raise ParameterError(f"{kind} {name!r} needs {', '.join(missing)} (its parameters are: {listing})")
+    return cls(**params)
+
+
 def mechanism(name: str, **params) -> Mechanism:
     """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``.
 
@@ -203,17 +245,17 @@ def mechanism(name: str, **params) -> Mechanism:
             raise ParameterError("mechanism 'auto' takes epsilon and categories only"
                                  + (f"; got also {', '.join(extra)}" if extra else ""))
         return choose_mechanism(**params)
-    return get_registry().get("mechanism", name)(**params)
+    return _build("mechanism", name, params)
 
 
 def estimator(name: str, **params) -> Estimator:
     """Build a registered estimator: ``ldpest.estimator("frequency", projection="simplex")``."""
-    return get_registry().get("estimator", name)(**params)
+    return _build("estimator", name, params)
 
 
 def basis(name: str, **params) -> Basis:
     """Build a registered basis (series estimators)."""
-    return get_registry().get("basis", name)(**params)
+    return _build("basis", name, params)
 
 
 def mechanism_from_spec(spec: dict) -> Mechanism:

@@ -39,6 +39,37 @@ class EstimateParts:
     excess_kurtosis: np.ndarray | None = None
 
 
+LONG_NAMES = {  # CF-style descriptions of every variable a result may hold
+    "probability": ("estimated probability of the category", "1"),
+    "density": ("estimated probability density", None),
+    "stderr": ("standard error of the unprojected estimate", None),
+    "unprojected": ("unbiased estimate before projection", None),
+    "count": ("binomial count statistic behind the estimate", "reports"),
+    "excess_kurtosis": ("excess kurtosis of the unprojected estimate", "1"),
+    "lower": ("lower end of the confidence interval", None),
+    "upper": ("upper end of the confidence interval", None),
+}
+
+
+def describe(ds: xr.Dataset) -> xr.Dataset:
+    """Set ``long_name`` (and ``units`` where known; estimate-scaled variables share the
+    estimate's) on every variable of a result."""
+    name = ds.attrs.get("estimate_variable")
+    scale_units = LONG_NAMES.get(name, (None, None))[1]
+    for variable in ds.data_vars:
+        long_name, units = LONG_NAMES.get(variable, (None, None))
+        if variable.endswith("_bounds"):
+            long_name, units = f"edges of the {variable[:-7]} cells", None
+        if long_name is None:
+            continue
+        ds[variable].attrs["long_name"] = long_name
+        units = units if units is not None else (scale_units if variable in ("stderr", "unprojected", "lower",
+                                                                             "upper") else None)
+        if units is not None:
+            ds[variable].attrs["units"] = units
+    return ds
+
+
 def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.Dataset:
     data_vars = {
         parts.variable: (parts.dims, np.asarray(parts.estimate, dtype=np.float64)),
@@ -87,7 +118,7 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
             **parts.attrs,
         }
     )
-    return ds
+    return describe(ds)
 
 
 def estimate_variable(result: xr.Dataset) -> str:
@@ -141,7 +172,7 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
         out[bound].attrs = {"description": f"{bound} end of the {level:.0%} {method} interval of {name}"}
     out.attrs["confidence_level"] = float(level)
     out.attrs["interval_method"] = method
-    return out
+    return describe(out)
 
 
 def _count_interval(result: xr.Dataset, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -36,7 +36,7 @@ class SecureGenerator:
     kind = "secure"
 
     def _words(self, count: int) -> np.ndarray:
-        return np.frombuffer(os.urandom(8 * count), dtype=np.uint64)
+        return np.frombuffer(bytearray(os.urandom(8 * count)), dtype=np.uint64)  # writable, like numpy's
 
     def words(self, size) -> np.ndarray:
         """Uniform 64-bit words (uint64) of the given shape (see :func:`ldpest.exact.random_words`)."""

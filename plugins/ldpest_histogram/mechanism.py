@@ -45,6 +45,7 @@ class LaplaceHistogram(Mechanism):
     """
 
     name = "laplace-histogram"
+    example_params = {"low": [0], "high": [1], "bins": 10}
     family = "histogram"
     default_estimator = "histogram-cdf"
     report_dims = ("report", "cell")

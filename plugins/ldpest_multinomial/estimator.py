@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ldpest import DataError, EstimateParts, Estimator, FrequencyOracle, SufficientStats
+from ldpest import DataError, EstimateParts, EstimateWarning, Estimator, FrequencyOracle, SufficientStats
 from ldpest.projection import project_simplex
 from ldpest.validation import check_choice
+
+
+INCONSISTENT_Z = 5.0  # standard errors outside [0, 1] that no distribution explains
+UNINFORMATIVE_WIDTH = 0.5  # a 95% interval at least this wide says little about a frequency
+
+
+def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float) -> None:
+    """An EstimateWarning when the unprojected estimate is inconsistent with every distribution
+    (some frequency more than 5 standard errors outside [0, 1]: reports made with another epsilon
+    or other categories?), or uninformative (every 95% interval wider than 0.5)."""
+    above, below = (theta - 1) / stderr, -theta / stderr
+    worst = int(np.argmax(np.maximum(above, below)))
+    z = max(above[worst], below[worst])
+    if z > INCONSISTENT_Z:
+        side = "above 1" if above[worst] >= below[worst] else "below 0"
+        warnings.warn(
+            f"the estimate is inconsistent with every distribution: the frequency of {categories[worst]!r} is "
+            f"{theta[worst]:.3g}, {z:.0f} standard errors {side}; were the reports made with epsilon = "
+            f"{epsilon:g} and these categories?", EstimateWarning, stacklevel=2)
+    elif np.all(2 * 1.96 * stderr > UNINFORMATIVE_WIDTH):
+        warnings.warn(
+            f"the estimate is uninformative: every 95% interval is wider than {UNINFORMATIVE_WIDTH} "
+            f"(n = {n} reports at epsilon = {epsilon:g}); `ldpest plan` gives the n a target standard error "
+            "needs", EstimateWarning, stacklevel=2)
 
 
 class FrequencyEstimator(Estimator):
@@ -32,6 +58,7 @@ class FrequencyEstimator(Estimator):
 
     def _finalize(self, mechanism, arrays, n):
         theta, stderr = mechanism.frequency_estimate(arrays, n)
+        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon)
         projection = self._params["projection"]
         estimate = project_simplex(theta) if projection == "simplex" else theta
         model = mechanism.count_model(arrays)

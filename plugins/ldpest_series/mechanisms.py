@@ -26,6 +26,7 @@ class SeriesMechanism(Mechanism):
     """
 
     family = "series"
+    example_params = {"basis": "trigonometric", "k": 8}
     default_estimator = "series"
     report_dims = ("report", "basis_function")
     rate_exponent_offset = 2  # k* ~ (n a^2)^(1 / (2 beta + offset))

@@ -68,13 +68,22 @@ def test_output_formats_keep_labels(tmp_path, survey_args, suffix):
     out = tmp_path / f"result{suffix}"
     assert run("estimate", EXAMPLE, "-c", "transport", *survey_args, "-o", out).exit_code == 0
     if suffix == ".csv":
-        lines = out.read_text().splitlines()
-        assert lines[0].startswith("#ldpest-attrs ") and json.loads(lines[0][14:])["n"] == 5000
-        assert lines[1].split(",")[:3] == ["category", "probability", "stderr"]
-        assert [line.split(",")[0] for line in lines[2:]] == ["car", "bus", "bike", "walk"]
+        import pandas as pd
+
+        table = pd.read_csv(out)  # a plain CSV: default options read it
+        assert list(table.columns[:3]) == ["category", "probability", "stderr"]
+        assert {"lower", "upper"} <= set(table.columns) and table["category"].tolist() == ["car", "bus", "bike", "walk"]
+        assert np.all(table["lower"] <= table["unprojected"]) and np.all(table["unprojected"] <= table["upper"])
+        sidecar = json.loads((tmp_path / "result.csv-metadata.json").read_text())
+        assert sidecar["url"] == "result.csv" and sidecar["ldpest"]["n"] == 5000
+        assert sidecar["ldpest"]["confidence_level"] == 0.95
+        described = {c["name"]: c for c in sidecar["tableSchema"]["columns"]}
+        assert described["probability"]["units"] == "1" and "interval" in described["lower"]["dc:description"]
     else:
         back = ldpest.io.read_result(out)
         assert list(back["category"].values) == ["car", "bus", "bike", "walk"]
+        assert {"lower", "upper"} <= set(back.data_vars) and back.attrs["confidence_level"] == 0.95
+        assert back["probability"].attrs["long_name"] == "estimated probability of the category"
         assert json.loads(back.attrs["mechanism_spec"])["categories"] == ["car", "bus", "bike", "walk"]
 
 
@@ -94,7 +103,8 @@ def test_privatize_then_estimate_from_the_report_file(tmp_path):
         assert ds.attrs["mechanism"] == "unary-randomized-response" and ds.attrs["n"] == 4000
         assert abs(float(ds["unprojected"].sel(category="yes")) - 0.3) < 5 * float(ds["stderr"].sel(category="yes"))
     first = (tmp_path / "reports.csv").read_text().splitlines()
-    assert first[0].startswith("#ldpest-spec ") and first[1] == "report_yes,report_no"
+    assert first[0].startswith("#ldpest-spec ") and first[1] == "#ldpest-rng numpy-seeded"
+    assert first[2] == "report_yes,report_no"
 
 
 def test_privatize_defaults_to_the_secure_generator(tmp_path):
@@ -130,8 +140,9 @@ def test_streaming_in_many_blocks_equals_one_block(tmp_path):
     big = run("estimate", data, "--json")
     assert small.exit_code == big.exit_code == 0
     assert json.loads(small.stdout) == json.loads(big.stdout)
+    expected = ldpest.confidence_interval(ldpest.estimate(reports), 0.95)  # the CLI adds the intervals
     xr.testing.assert_identical(xr.Dataset.from_dict(json.loads(big.stdout)),
-                                xr.Dataset.from_dict(ldpest.estimate(reports).to_dict(data="list")))
+                                xr.Dataset.from_dict(expected.to_dict(data="list")))
 
 
 @pytest.mark.parametrize("kind", ["frequency", "density-1d", "density-2d"])

@@ -246,7 +246,7 @@ def test_local_hashing_csv_names_its_fields(tmp_path):
     reports = mech.privatize([0, 1, 2, 3], rng=np.random.default_rng(0))
     path = tmp_path / "r.csv"
     ldpest.io.write_reports_csv(reports, path)
-    assert path.read_text().splitlines()[1] == "hash_a,hash_c,value"
+    assert path.read_text().splitlines()[1:3] == ["#ldpest-rng numpy", "hash_a,hash_c,value"]
     np.testing.assert_array_equal(_read(path).values, reports.values)
 
 

@@ -199,7 +199,7 @@ def test_bad_epsilon_is_a_clear_error(name, epsilon):
 
 
 def test_epsilon_has_no_default():
-    with pytest.raises(TypeError):
+    with pytest.raises(ldpest.ParameterError, match="'randomized-response' needs epsilon"):
         ldpest.mechanism("randomized-response", categories=["a", "b"])
 
 

@@ -1,0 +1,203 @@
+"""The command line never misleads and never loses a file (issue 12, first part).
+
+Each bad-input test checks the message, the exit code and that no existing file changed.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+from typer.testing import CliRunner
+
+from ldpest.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def fails_cleanly(result, *fragments):
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("ldpest: warning")]
+    assert len(lines) == 1 and lines[0].startswith("ldpest: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    assert "Traceback" not in result.output
+
+
+def snapshot(folder: Path) -> dict:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+@pytest.fixture
+def answers(tmp_path):
+    path = tmp_path / "answers.csv"
+    values = np.random.default_rng(0).choice(["yes", "no"], 3000, p=[0.2, 0.8])
+    path.write_text("answer\n" + "\n".join(values) + "\n")
+    return path
+
+
+def privatize(answers, out, *extra):
+    made = run("privatize", answers, "-c", "answer", "-m", "randomized-response", "-e", "1",
+               "--categories", "yes,no", "-o", out, *extra)
+    assert made.exit_code == 0, made.output
+    return made
+
+
+@pytest.mark.parametrize("options", [["-e", "3", "--categories", "yes,no"], ["-e", "1", "--categories", "no,yes"]])
+def test_csv_reports_with_a_spec_refuse_other_options(answers, tmp_path, options):
+    reports = tmp_path / "reports.csv"
+    privatize(answers, reports)
+    before = snapshot(tmp_path)
+    result = run("estimate", reports, "-m", "randomized-response", *options, "-o", tmp_path / "result.nc")
+    fails_cleanly(result, "carries its own spec", "differs from the options")
+    assert snapshot(tmp_path) == before
+    same = run("estimate", reports, "-m", "randomized-response", "-e", "1", "--categories", "yes,no")
+    assert same.exit_code == 0, same.output
+
+
+@pytest.mark.parametrize("command", [
+    lambda d: ["privatize", d / "answers.csv", "-c", "answer", "-m", "randomized-response", "-e", "1",
+               "--categories", "yes,no", "-o", d / "answers.csv"],
+    lambda d: ["estimate", d / "reports.nc", "-o", d / "reports.nc"],
+    lambda d: ["estimate", d / "reports.csv", "-o", d / "sub" / ".." / "reports.csv"],
+])
+def test_an_output_that_is_an_input_is_refused(answers, tmp_path, command):
+    privatize(answers, tmp_path / "reports.nc")
+    privatize(answers, tmp_path / "reports.csv")
+    (tmp_path / "sub").mkdir()
+    before = snapshot(tmp_path)
+    fails_cleanly(run(*command(tmp_path)), "is also the input", "choose another output file")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_bad_level_is_refused_before_anything_is_written(answers, tmp_path):
+    privatize(answers, tmp_path / "reports.nc")
+    assert run("estimate", tmp_path / "reports.nc", "-o", tmp_path / "result.nc").exit_code == 0
+    before = snapshot(tmp_path)
+    result = run("estimate", tmp_path / "reports.nc", "--level", "1.5", "-o", tmp_path / "result.nc")
+    fails_cleanly(result, "--level must be between 0 and 1")
+    assert "wrote" not in result.stderr and snapshot(tmp_path) == before
+    fails_cleanly(run("plot", tmp_path / "result.nc", "--level", "0", "-o", tmp_path / "p.png"), "--level")
+    assert snapshot(tmp_path) == before
+
+
+def test_simulate_checks_its_picture_before_the_study(tmp_path):
+    study = tmp_path / "study.nc"
+    args = ["simulate", "-m", "randomized-response", "--categories", "a,b", "-e", "1", "--n", "100",
+            "--reps", "3", "-o", study]
+    assert run(*args).exit_code == 0
+    before = snapshot(tmp_path)
+    fails_cleanly(run(*args, "--plot", tmp_path / "x.svg"), "x.svg", ".png or .pdf")
+    assert snapshot(tmp_path) == before
+
+
+def test_seeded_reports_warn_when_made_and_when_estimated(answers, tmp_path):
+    for suffix in (".csv", ".nc"):
+        out = tmp_path / f"seeded{suffix}"
+        made = privatize(answers, out, "--seed", "4")
+        assert "anyone who knows the seed can recover every true answer" in made.stderr
+        estimated = run("estimate", out)
+        assert estimated.exit_code == 0 and "made with a seeded generator" in estimated.stderr
+    assert (tmp_path / "seeded.csv").read_text().splitlines()[1] == "#ldpest-rng numpy-seeded"
+    assert xr.open_dataarray(tmp_path / "seeded.nc").attrs["rng"] == "numpy-seeded"
+
+    secure = tmp_path / "secure.csv"
+    made = privatize(answers, secure)
+    assert "warning" not in made.stderr
+    assert secure.read_text().splitlines()[1] == "#ldpest-rng secure"
+    assert "seeded" not in run("estimate", secure).stderr
+
+
+def test_a_wrong_epsilon_is_reported_as_inconsistent(tmp_path):
+    """Reports made at epsilon 2.197 (OpenDP's default) and estimated as epsilon 0.5."""
+    import ldpest
+
+    mech = ldpest.mechanism("randomized-response", epsilon=2.197, categories=["yes", "no"])
+    reports = mech.privatize(["yes"] * 1800 + ["no"] * 200, rng=np.random.default_rng(1)).labels()
+    path = tmp_path / "collected.csv"
+    path.write_text("answer\n" + "\n".join(reports) + "\n")
+    result = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "0.5", "--categories", "yes,no")
+    assert result.exit_code == 0
+    assert "inconsistent with every distribution" in result.stderr and "standard errors" in result.stderr
+    assert "epsilon = 0.5" in result.stderr
+    right = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "2.197", "--categories", "yes,no")
+    assert "warning" not in right.stderr
+
+
+def test_an_uninformative_estimate_says_so(tmp_path):
+    path = tmp_path / "few.csv"
+    path.write_text("answer\n" + "\n".join(["a", "b", "c", "d"] * 25) + "\n")
+    result = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "0.5", "--categories", "a,b,c,d")
+    assert result.exit_code == 0 and "uninformative" in result.stderr and "ldpest plan" in result.stderr
+
+
+# --- user mistakes are user errors, with the way out ---------------------------------------------
+@pytest.mark.parametrize("args,fragments", [
+    (["-p", "binz=5", "-m", "laplace-histogram", "-p", "low=[0]", "-p", "high=[1]"],
+     ["has no parameter 'binz'", "did you mean 'bins'?", "its parameters are: epsilon, low, high, bins"]),
+    (["-m", "laplace-histogram", "-p", "low=[0]", "-p", "high=[1]", "-p", "bins=4", "--estimator-param",
+      "projecton=none"], ["estimator 'histogram-cdf' has no parameter 'projecton'", "did you mean 'projection'?"]),
+    (["-m", "linf-sampling", "-p", "basis=\"walsh\""], ["needs k"]),
+])
+def test_typos_and_missing_parameters_are_named(tmp_path, args, fragments):
+    data = tmp_path / "x.csv"
+    data.write_text("x\n" + "\n".join(str(v) for v in np.linspace(0, 1, 50)) + "\n")
+    result = run("estimate", data, "--raw", "-c", "x", "-e", "1", "--seed", "1", *args)
+    fails_cleanly(result, *fragments)
+
+
+def test_python_api_names_bad_parameters_too():
+    import ldpest
+
+    with pytest.raises(ldpest.ParameterError, match="has no parameter 'binz'.*did you mean 'bins'"):
+        ldpest.mechanism("laplace-histogram", epsilon=1, low=[0], high=[1], binz=5)
+    with pytest.raises(ldpest.ParameterError, match="'randomized-response' needs epsilon"):
+        ldpest.mechanism("randomized-response", categories=["a", "b"])
+    with pytest.raises(ldpest.ParameterError, match="needs basis, k"):
+        ldpest.mechanism("linf-sampling", epsilon=1.0)
+
+
+def test_debug_after_the_command_and_version(tmp_path):
+    import subprocess
+    import sys
+
+    ldpest_cli = str(Path(sys.executable).parent / "ldpest")
+    args = [ldpest_cli, "estimate", str(tmp_path / "nope.csv"), "-m", "randomized-response", "-e", "1",
+            "--categories", "a,b", "-c", "x"]
+    plain = subprocess.run(args, capture_output=True, text=True)
+    debug = subprocess.run(args + ["--debug"], capture_output=True, text=True)
+    assert plain.returncode == 2 and "Traceback" not in plain.stderr
+    assert "Traceback" in debug.stderr and "no such file" in debug.stderr
+    version = subprocess.run([ldpest_cli, "--version"], capture_output=True, text=True)
+    import ldpest
+
+    assert version.returncode == 0 and version.stdout.strip() == f"ldpest {ldpest.__version__}"
+
+
+@pytest.mark.parametrize("name", ["laplace-histogram", "linf-sampling", "laplace-series", "randomized-response",
+                                  "local-hashing"])
+def test_plugins_name_shows_parameters_and_an_example_that_runs(name, tmp_path, monkeypatch):
+    import json
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    shown = run("plugins", name, "--json")
+    assert shown.exit_code == 0
+    info = json.loads(shown.stdout)
+    assert "epsilon" in info["required"] and info["summary"]
+    numeric = info["example"].count("--categories") == 0
+    (tmp_path / "data.csv").write_text("COLUMN\n" + "\n".join(
+        [str(v) for v in np.linspace(0, 1, 40)] if numeric else ["a", "b", "c"] * 10) + "\n")
+    args = shlex.split(info["example"])[1:]  # drop "ldpest"
+    made = run(*args, "--seed", "1")
+    assert made.exit_code == 0, (info["example"], made.output)
+    text = run("plugins", name)
+    assert f"example:  {info['example']}" in text.stdout
+
+
+def test_plugins_unknown_name_lists_the_known_ones():
+    fails_cleanly(run("plugins", "laplace-histogramm"), "no plugin named 'laplace-histogramm'", "laplace-histogram")
