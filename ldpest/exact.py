@@ -145,4 +145,25 @@ def keep_threshold(epsilon: float, others: int = 1) -> int:
         return ratio_within(t * others, WORD - t, epsilon)
 
     guess = WORD / (1.0 + others * math.exp(-min(epsilon, 700.0)))
-    return largest_threshold(ok, 0, WORD - 1, guess=min(guess, WORD - 1))
+    threshold = largest_threshold(ok, 0, WORD - 1, guess=min(guess, WORD - 1))
+    if threshold * others <= WORD - threshold:  # the truth no likelier than an alternative
+        raise too_small(epsilon, "a 64-bit keep threshold")
+    return threshold
+
+
+def too_small(epsilon: float, what: str):
+    """The error for an epsilon below what 64-bit thresholds and float64 estimates resolve: there,
+    the largest threshold with a proven ratio <= e^epsilon no longer favours the true value (the
+    channel would ignore the input, or even invert it and break the bound the other way)."""
+    from .errors import ParameterError
+
+    return ParameterError(f"epsilon = {epsilon:g} is too small for {what}: at 64-bit resolution the channel "
+                          "cannot favour the true value while keeping the likelihood ratio proven <= e^epsilon; "
+                          "use a larger epsilon (1e-12 or more)")
+
+
+def require_gap(gap: float, epsilon: float, what: str) -> None:
+    """Refuse a channel whose implemented favour of the truth (``p - q`` in float64) is not positive:
+    its estimate would divide by zero."""
+    if not gap > 0:
+        raise too_small(epsilon, what)

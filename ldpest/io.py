@@ -238,8 +238,12 @@ def read_result(path) -> xr.Dataset:
             with xr.open_dataset(path, engine="netcdf4") as ds:
                 return ds.load()
         if suffix == ".json":
-            return xr.Dataset.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError) as exc:
+            content = json.loads(path.read_text())
+            if not isinstance(content, dict) or "data_vars" not in content:
+                raise DataError(f"{path}: not an ldpest result (JSON written by `ldpest estimate -o` or "
+                                "`ldpest simulate -o` holds data_vars)")
+            return xr.Dataset.from_dict(content)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{path}: not a readable ldpest result ({exc})") from None
     raise DataError(f"{path}: read results from .nc or .json (CSV is for other tools)")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import warnings
 from pathlib import Path
@@ -43,6 +44,9 @@ def parse_params(pairs: list[str] | None) -> dict:
     return params
 
 
+MAX_COUNT = 10 ** 18  # sample sizes: binomial and multinomial draws take 64-bit integers
+
+
 def parse_numbers(text: str | None, name: str, integer: bool = False) -> list | None:
     """``"0.5,1,2"`` -> floats; with ``integer``, ``"1e3,1e9"`` -> ints."""
     if text is None:
@@ -54,8 +58,10 @@ def parse_numbers(text: str | None, name: str, integer: bool = False) -> list | 
     if not values:
         raise ParameterError(f"{name} is empty")
     if integer:
-        if any(v != int(v) or v < 1 for v in values):
+        if any(not math.isfinite(v) or v != int(v) or v < 1 for v in values):
             raise ParameterError(f"{name} must be positive integers, got {text!r}")
+        if any(v > MAX_COUNT for v in values):
+            raise ParameterError(f"{name} must be at most 10^18 (counts are 64-bit integers), got {text!r}")
         return [int(v) for v in values]
     return values
 

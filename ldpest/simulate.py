@@ -76,6 +76,9 @@ class Scenario:
 
 def _frequency_truth(mech, truth):
     d = len(mech.categories)
+    if truth is not None and any(isinstance(t, str) for t in np.atleast_1d(np.asarray(truth, dtype=object))):
+        raise ParameterError(f"--truth describes a density; {mech.name!r} estimates frequencies: give --theta "
+                             f"({d} frequencies, e.g. --theta {','.join(['%.3g' % (1 / d)] * d)})")
     theta = np.full(d, 1.0 / d) if truth is None else np.asarray(truth, dtype=np.float64)
     if theta.shape != (d,) or np.any(theta < 0) or not math.isclose(theta.sum(), 1.0, abs_tol=1e-9):
         raise ParameterError(f"--theta must give {d} non-negative frequencies summing to 1")

@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, largest_threshold, random_words, ratio_within
+from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
 from ldpest.validation import check_positive_int
 
 from .mechanisms import _CategoricalMechanism
@@ -84,6 +84,8 @@ def _worst_cases(layout: _Layout, alpha: float, beta: float) -> tuple[float, flo
     """
     s, b = layout.half, layout.width
     g = s * (alpha - beta)
+    if not g > 0:
+        return math.inf, math.inf
     inside, outside = s * (alpha + beta), b * beta
     c = (inside - outside) / g ** 2
     loads = layout.loads.astype(np.float64)
@@ -146,11 +148,16 @@ class HadamardResponse(_CategoricalMechanism):
         self._layout = layout
         s, K = layout.half, layout.symbols
         e = math.exp(min(self.epsilon, 700.0))
-        self._in = largest_threshold(lambda t: ratio_within(t * (K - s), (WORD - t) * s, self.epsilon),
-                                     WORD * s // K, WORD - 1, guess=min(WORD * s * e / (s * e + K - s), WORD - 1))
+        def ok(t: int) -> bool:
+            return ratio_within(t * (K - s), (WORD - t) * s, self.epsilon)
+
+        if not ok(WORD * s // K):
+            raise too_small(self.epsilon, self.name)
+        self._in = largest_threshold(ok, WORD * s // K, WORD - 1, guess=min(WORD * s * e / (s * e + K - s), WORD - 1))
         p_in = Fraction(self._in, WORD)
         self._exact = (p_in / s, (1 - p_in) / (K - s))
         self._alpha, self._beta = float(self._exact[0]), float(self._exact[1])
+        require_gap(self._alpha - self._beta, self.epsilon, self.name)
         codes = np.arange(d)
         self._block_of, self._row_of = codes // layout.load, codes % layout.load + 1
 

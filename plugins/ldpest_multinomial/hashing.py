@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, keep_threshold, random_words
+from ldpest.exact import WORD, keep_threshold, random_words, require_gap
 from ldpest.stats import AffineBinomialOracle
 from ldpest.validation import check_positive_int, check_report_matrix
 
@@ -113,6 +113,7 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         p = Fraction(self._keep, WORD)
         self._support = (p, self._kappa * p + (1 - self._kappa) * (1 - p) / (g - 1))
         self._p, self._q = float(self._support[0]), float(self._support[1])
+        require_gap(self._p - self._q, self.epsilon, self.name)
 
     @property
     def hash_range(self) -> int:

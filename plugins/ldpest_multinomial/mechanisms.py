@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
-from ldpest.exact import WORD, keep_threshold, random_words
+from ldpest.exact import WORD, keep_threshold, random_words, require_gap
 from ldpest.noise import LatticeLaplace
 from ldpest.stats import AffineBinomialOracle, laplace_mean_kurtosis
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
@@ -76,6 +76,7 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         self._keep = keep_threshold(self.epsilon, self.d - 1)  # P(keep) = keep / 2^64 exactly
         self._p = self._keep / WORD
         self._q = (WORD - self._keep) / (WORD * (self.d - 1))
+        require_gap(self._p - self._q, self.epsilon, self.name)
 
     @property
     def p(self) -> float:
@@ -138,6 +139,7 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         super().__init__(epsilon=epsilon, categories=categories)
         self._keep = keep_threshold(self.epsilon / 2)  # each of two differing bits: odds <= e^(eps/2)
         self._p = self._keep / WORD
+        require_gap(2 * self._p - 1, self.epsilon, self.name)
 
     @property
     def p(self) -> float:

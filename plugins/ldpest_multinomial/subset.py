@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, largest_threshold, random_words, ratio_within
+from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
 from ldpest.stats import AffineBinomialOracle, affine_binomial_worst_cases
 from ldpest.validation import check_positive_int
 
@@ -50,8 +50,16 @@ def _floyd_is_cheaper(d: int, omega: int) -> bool:
 def inclusion_threshold(epsilon: float, d: int, omega: int) -> int:
     """The largest ``T`` with ``T (d - omega) / ((2^64 - T) omega) <= e^epsilon`` (proven)."""
     guess = WORD * omega * math.exp(min(epsilon, 700.0)) / (omega * math.exp(min(epsilon, 700.0)) + d - omega)
-    return largest_threshold(lambda t: ratio_within(t * (d - omega), (WORD - t) * omega, epsilon),
-                             WORD * omega // d, WORD - 1, guess=min(guess, WORD - 1))
+
+    def ok(t: int) -> bool:
+        return ratio_within(t * (d - omega), (WORD - t) * omega, epsilon)
+
+    if not ok(WORD * omega // d):
+        raise too_small(epsilon, "subset-selection")
+    threshold = largest_threshold(ok, WORD * omega // d, WORD - 1, guess=min(guess, WORD - 1))
+    if threshold * (d - omega) <= (WORD - threshold) * omega:  # sets holding x no likelier than others
+        raise too_small(epsilon, "subset-selection")
+    return threshold
 
 
 def _probabilities(epsilon: float, d: int, omega: int) -> tuple[float, float]:
@@ -68,7 +76,7 @@ def default_subset_size(epsilon: float, d: int) -> int:
 
     def worst(omega):
         p, q = _probabilities(epsilon, d, omega)
-        return affine_binomial_worst_cases(d, q, p - q)[0]
+        return affine_binomial_worst_cases(d, q, p - q)[0] if p > q else math.inf
 
     return min(sorted(candidates), key=worst)
 
@@ -97,6 +105,7 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         p = Fraction(self._in, WORD)
         self._exact = (p, (p * (omega - 1) + (1 - p) * omega) / (d - 1))
         self._p, self._q = float(self._exact[0]), float(self._exact[1])
+        require_gap(self._p - self._q, self.epsilon, self.name)
 
     @property
     def subset_size(self) -> int:

@@ -33,13 +33,15 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import gammaln
 
-from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
+from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold, too_small
 
 
 @functools.lru_cache(maxsize=256)
 def acceptance_threshold(epsilon: float) -> int:
     """The smallest ``A`` in ``[1, 2^64]`` with ``2^64 / A <= e^epsilon`` (proven)."""
     guess = WORD * math.exp(-min(epsilon, 700.0))
+    if not ratio_within(WORD, WORD - 1, epsilon):  # not even A = 2^64 - 1: the far side is always accepted
+        raise too_small(epsilon, "linf-sampling")
     return smallest_threshold(lambda a: ratio_within(WORD, a, epsilon), 1, WORD, guess=min(guess, WORD))
 
 

@@ -293,3 +293,44 @@ def test_laplace_refuses_epsilon_above_its_lattice_range():
     with pytest.raises(ldpest.ParameterError, match="above the largest supported"):
         ldpest.mechanism("laplace", epsilon=2.0 ** 32 * 1.5, categories=["a", "b"])
     assert ldpest.mechanism("laplace", epsilon=2.0 ** 32, categories=["a", "b"]).noise.privacy_loss <= 2.0 ** 32
+
+
+# --- epsilons below what 64-bit thresholds resolve: refused, never inverted ---------------------------
+TINY_EPSILONS = [1e-300, 1e-50, 1e-44, 1e-30, 1e-20, 1e-18, 1e-16, 1e-15, 1e-12]
+
+
+@pytest.mark.parametrize("epsilon", TINY_EPSILONS)
+@pytest.mark.parametrize("name,params", [
+    ("randomized-response", {"categories": ["a", "b", "c"]}),
+    ("unary-randomized-response", {"categories": ["a", "b"]}),
+    ("local-hashing", {"categories": [0, 1, 2], "hash_range": 3, "prime": 5}),
+    ("subset-selection", {"categories": [0, 1, 2, 3]}),
+    ("hadamard-response", {"categories": [0, 1, 2]}),
+    ("linf-sampling", {"basis": "walsh", "k": 2}),
+])
+def test_tiny_epsilon_is_refused_or_proven(name, params, epsilon):
+    """Below the guard of the proof (1e-45) or the resolution of 2^-64, the largest proven threshold
+    fell under the neutral point: the channel favoured the *other* outputs and broke the bound the
+    other way (randomized response at 1e-20 did).  Now such epsilons are refused with the limit
+    named; accepted ones are proven and favour the truth."""
+    try:
+        mech = ldpest.mechanism(name, epsilon=epsilon, **params)
+    except ldpest.ParameterError as exc:
+        assert "too small" in str(exc) and "1e-12 or more" in str(exc)
+        return
+    channel = mech.channel()
+    assert channel.satisfies(epsilon)
+    matrix = np.asarray(channel.matrix)
+    assert all(any(a != b for a, b in zip(matrix[0], row)) for row in matrix[1:])  # inputs distinguishable
+
+
+def test_the_cli_refuses_a_tiny_epsilon(tmp_path):
+    from typer.testing import CliRunner
+
+    from ldpest.cli import app
+
+    data = tmp_path / "c.csv"
+    data.write_text("a\nx\ny\nx\n")
+    result = CliRunner().invoke(app, ["estimate", str(data), "-c", "a", "-m", "randomized-response", "-e", "1e-300",
+                                      "--categories", "x,y"])
+    assert result.exit_code == 2 and "epsilon = 1e-300 is too small" in result.stderr

@@ -27,7 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 import ldpest
-from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold
+from ldpest.exact import WORD, random_words, ratio_within, require_gap, smallest_threshold, too_small
 from ldpest.stats import AffineBinomialOracle
 from ldpest.validation import check_categories, check_epsilon
 
@@ -35,7 +35,10 @@ from ldpest.validation import check_categories, check_epsilon
 def one_threshold(epsilon: float) -> int:
     """The smallest ``Q >= 1`` with ``(2^64 - Q) / Q <= e^epsilon``: P(z_j = 1) = Q / 2^64 off the input."""
     guess = WORD / (1.0 + math.exp(min(epsilon, 700.0)))
-    return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, WORD // 2, guess=max(1.0, guess))
+    highest = WORD // 2 - 1  # q < 1/2 = p: the true bit must stay the likelier one
+    if not ratio_within(WORD - highest, highest, epsilon):
+        raise too_small(epsilon, "optimized-unary-encoding")
+    return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, highest, guess=max(1.0, min(guess, highest)))
 
 
 class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpest.Mechanism):
@@ -49,6 +52,7 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
         self._one = one_threshold(self.epsilon)  # a larger q lowers (1 - q) / q: never above e^epsilon
         self._q = self._one / WORD
         self._p = 0.5
+        require_gap(self._p - self._q, self.epsilon, self.name)  # tiny epsilon: q would reach 1/2
 
     @property
     def d(self) -> int:
