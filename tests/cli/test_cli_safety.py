@@ -201,3 +201,14 @@ def test_plugins_name_shows_parameters_and_an_example_that_runs(name, tmp_path, 
 
 def test_plugins_unknown_name_lists_the_known_ones():
     fails_cleanly(run("plugins", "laplace-histogramm"), "no plugin named 'laplace-histogramm'", "laplace-histogram")
+
+
+def test_more_user_mistakes_are_user_errors(tmp_path):
+    study = ["simulate", "-m", "randomized-response", "--categories", "a,b", "-e", "1", "--reps", "2",
+             "-o", tmp_path / "s.nc"]
+    fails_cleanly(run(*study, "--n", "1e30"), "--n must be at most 10^18")
+    fails_cleanly(run(*study, "--n", "100", "--truth", "beta(2,2)"), "--truth describes a density", "--theta")
+    not_a_result = tmp_path / "j.json"
+    not_a_result.write_text('{"a": 1}')
+    fails_cleanly(run("plot", not_a_result, "-o", tmp_path / "p.png"), "not an ldpest result")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["j.json"]
