@@ -233,7 +233,7 @@ def estimate_command(
     pipeline.refuse_overwriting(output, reports)
     mech = None
     if mechanism is not None or raw:
-        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column, raw_data=reports if raw else None)
     elif epsilon is not None or categories is not None or param:
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
     if output is not None:

@@ -374,6 +374,9 @@ class Basis(_Configurable, abc.ABC):
 
     B0: ClassVar[float] = 1.0
     ordering: ClassVar[str] = ""
+    # phi_1 is the constant 1: then theta_1 = int f phi_1 = 1 for every density, and the series
+    # estimator uses that instead of estimating it (its estimate then integrates to exactly 1)
+    constant_first: ClassVar[bool] = False
 
     def __init__(self):
         self._set_params()

@@ -78,7 +78,9 @@ def parse_list(text: str | None):
 
 
 def build_mechanism(name: str | None, epsilon: float | None, categories: str | None, params: list[str] | None,
-                    columns: list[str] | None = None) -> Mechanism:
+                    columns: list[str] | None = None, raw_data=None) -> Mechanism:
+    """The mechanism the CLI options describe.  With ``raw_data`` (the CSV that ``--raw`` will
+    privatise), an ``"auto"`` size parameter without ``expected_n`` is tuned for the file's row count."""
     if name is None:
         raise ParameterError("--mechanism is needed: the input carries no mechanism spec")
     options = parse_params(params)
@@ -88,7 +90,16 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
         options["categories"] = parse_list(categories)
     if columns and "names" not in options and _takes_parameter(name, "names"):
         options["names"] = list(columns)  # result dims named after the input columns
+    if (raw_data is not None and "expected_n" not in options and "auto" in options.values()
+            and _takes_parameter(name, "expected_n")):
+        options["expected_n"] = count_rows(raw_data)
     return make_mechanism(name, **options)
+
+
+def count_rows(path) -> int:
+    """Data rows of a CSV file, counted by streaming its first column."""
+    source = CsvSource.open(path)
+    return sum(len(values) for _, values in source.chunks(source.columns[:1], "string"))
 
 
 def _takes_parameter(mechanism_name: str, parameter: str) -> bool:

@@ -50,13 +50,13 @@ def exact_mise(name, n, epsilon=1.0, k=None):
     mech = mechanism(name, n, epsilon, k)
     theta = coefficients(mech.k)
     tail = INTEGRAL_F2 - np.sum(theta ** 2)
-    if name == "linf-sampling":
-        variance = np.sum(mech.scale ** 2 - theta ** 2) / n
+    if name == "linf-sampling":  # theta_1 = 1 is known (phi_1 = 1): no variance in the first term
+        variance = np.sum(mech.scale ** 2 - theta[1:] ** 2) / n
     else:
         basis = mech.basis
         phi2 = np.array([integrate.quad(lambda t: density(t) * basis.evaluate([t], mech.k)[0, j] ** 2, 0, 1,
                                         points=[0.5], limit=400)[0] for j in range(mech.k)])
-        variance = np.sum(phi2 - theta ** 2 + mech.noise.variance) / n
+        variance = np.sum((phi2 - theta ** 2 + mech.noise.variance)[1:]) / n
     return variance + tail
 
 

@@ -111,9 +111,10 @@ class LaplaceHistogram(Mechanism):
                 raise ParameterError('bins="auto" needs expected_n')
             if dim == 1:
                 return [tuning.duchi_bins(expected_n, epsilon)]
-            radius = max(b - a for a, b in zip(low, high)) / 2
-            side = tuning.gyorfi_kroll_h(expected_n, epsilon, radius, dim)
-            return [max(1, math.ceil((b - a) / side)) for a, b in zip(low, high)]
+            # each axis in its own units: the rule on the unit cube (radius 1/2), so rescaling one
+            # axis (metres to millimetres) changes nothing
+            side = tuning.gyorfi_kroll_h(expected_n, epsilon, 0.5, dim)
+            return [max(1, math.ceil(1.0 / side))] * dim
         if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
             return [check_positive_int("bins", bins)] * dim
         if isinstance(bins, (list, tuple)) and len(bins) == dim:

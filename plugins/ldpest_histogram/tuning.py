@@ -4,7 +4,10 @@
   for Lipschitz densities).
 * d >= 2 box, and balls: the Gyorfi-Kroll bandwidth
   ``h = c (n / (sigma_W^2 r^(2d)))^(-1/(2d+2))`` with ``c = 1``, ``sigma_W^2 = 8 / a^2``
-  and ``r`` the radius (for a box: half its longest side); L1 error ~ n^(-1/(2d+2)).
+  and ``r`` the radius; L1 error ~ n^(-1/(2d+2)).  A box is tuned axis by axis in
+  its own units: every axis gets ``ceil(1 / h)`` bins with ``h`` the rule on the
+  unit cube (``r = 1/2``), so the partition does not change when one axis is
+  rescaled.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ class Trigonometric(Basis):
     name = "trigonometric"
     family = "series"
     B0 = math.sqrt(2.0)
+    constant_first = True
     ordering = "1, sqrt2 cos(2 pi x), sqrt2 sin(2 pi x), sqrt2 cos(4 pi x), sqrt2 sin(4 pi x), ..."
 
     def evaluate(self, x, k: int) -> np.ndarray:
@@ -53,6 +54,7 @@ class Walsh(Basis):
     name = "walsh"
     family = "series"
     B0 = 1.0
+    constant_first = True
     ordering = "Paley: w_0 = 1, w_1 = r_1, w_2 = r_2, w_3 = r_1 r_2, w_4 = r_3, ..."
 
     def evaluate(self, x, k: int) -> np.ndarray:

@@ -23,8 +23,14 @@ class SeriesEstimator(Estimator):
     ``sqrt((B^2 - theta_j^2) / n)``) and pointwise ``sqrt(phi(x)^T S phi(x) / n)``
     (it covers ``E f_hat(x) = sum_{j <= k} theta_j phi_j(x)``).  ``grid``: the
     number of midpoints ``(i + 1/2) / grid`` (default 200) or the points
-    themselves, in [0, 1].  ``projection="positive"`` returns
-    ``max(f, 0) / int max(f, 0)`` (midpoint rule on the grid).
+    themselves, in [0, 1].
+
+    What is known is used: for bases whose first function is the constant 1
+    (trigonometric, Walsh), ``theta_1 = int f = 1`` for every density, so it is
+    set to 1 with no error instead of estimated from noise; the unprojected
+    estimate then integrates to exactly 1.  ``projection="positive"`` (the
+    default) returns the density ``max(f, 0) / int max(f, 0)`` (midpoint rule
+    on the grid); ``"none"`` the signed series.
     """
 
     name = "series"
@@ -32,7 +38,7 @@ class SeriesEstimator(Estimator):
     accepts = (SeriesMechanism,)
     finalize_params = ("projection", "grid")
 
-    def __init__(self, *, projection="none", grid=200):
+    def __init__(self, *, projection="positive", grid=200):
         projection = check_choice("projection", projection, ("none", "positive"))
         if isinstance(grid, numbers.Integral) and not isinstance(grid, bool):
             grid = check_positive_int("grid", grid, minimum=2)
@@ -59,6 +65,10 @@ class SeriesEstimator(Estimator):
         theta, second = mechanism.coefficient_moments(arrays, n)
         feasible = np.clip(theta, -mechanism.basis.B0, mechanism.basis.B0)
         covariance = _floor_eigenvalues(second - np.outer(feasible, feasible), mechanism.covariance_floor())
+        if mechanism.basis.constant_first:  # theta_1 = int f = 1 is known exactly
+            theta = theta.copy()
+            theta[0] = 1.0
+            covariance[0, :] = covariance[:, 0] = 0.0
         x = self.grid_points()
         phi = mechanism.basis.evaluate(x, mechanism.k)
         density = phi @ theta

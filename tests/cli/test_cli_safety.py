@@ -212,3 +212,20 @@ def test_more_user_mistakes_are_user_errors(tmp_path):
     not_a_result.write_text('{"a": 1}')
     fails_cleanly(run("plot", not_a_result, "-o", tmp_path / "p.png"), "not an ldpest result")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.json"]
+
+
+def test_raw_auto_sizes_are_tuned_for_the_rows_of_the_file(tmp_path):
+    import json
+
+    import ldpest
+
+    data = tmp_path / "points.csv"
+    rng = np.random.default_rng(0)
+    data.write_text("a,b\n" + "\n".join(f"{x},{y}" for x, y in rng.uniform(size=(5000, 2)) * [5.5, 20000]) + "\n")
+    result = run("estimate", data, "--raw", "-c", "a", "-c", "b", "-m", "laplace-histogram", "-e", "1", "-p", "low=[0,0]",
+                 "-p", "high=[5.5,20000]", "-p", "bins=\"auto\"", "--seed", "1", "--json")
+    assert result.exit_code == 0, result.output
+    spec = json.loads(json.loads(result.stdout)["attrs"]["mechanism_spec"])
+    assert spec["expected_n"] == 5000 and spec["bins"] == "auto"
+    expected = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 1], bins="auto", expected_n=5000)
+    assert ldpest.mechanism_from_spec(spec).partition.shape == expected.partition.shape

@@ -210,10 +210,18 @@ def test_auto_tuning_rules():
     assert one.partition.shape == (math.ceil((10 ** 6 * 0.25) ** 0.25),)
     assert one.spec["bins"] == "auto"  # the spec keeps the rule, so it rebuilds the same partition
     two = ldpest.mechanism("laplace-histogram", epsilon=0.5, low=[-1, -1], high=[1, 1], bins="auto", expected_n=10 ** 5)
-    h = (10 ** 5 / 32) ** (-1 / 6)
-    assert two.partition.shape == (math.ceil(2 / h),) * 2
+    unit = (10 ** 5 / (32 * 0.5 ** 4)) ** (-1 / 6)  # Gyorfi-Kroll on the unit cube (radius 1/2), sigma^2 = 32
+    assert two.partition.shape == (math.ceil(1 / unit),) * 2
     ball = ldpest.mechanism("laplace-histogram", epsilon=0.5, radius=1.0, h="auto", d=2, expected_n=10 ** 5)
-    assert ball.partition.widths[0] == pytest.approx(h)
+    assert ball.partition.widths[0] == pytest.approx((10 ** 5 / 32) ** (-1 / 6))
+
+
+def test_auto_bins_do_not_depend_on_the_units_of_an_axis():
+    """Issue 12: low [0, 0], high [5.5, 20000] gave 1 x 188 cells, [0, 1]^2 7 x 7, [0, 1000]^2 69 x 69."""
+    shapes = {tuple(ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=high, bins="auto",
+                                     expected_n=10 ** 4).partition.shape)
+              for high in ([5.5, 20000], [1, 1], [1000, 1000], [1e-6, 3e9])}
+    assert len(shapes) == 1 and len(set(shapes.pop())) == 1
 
 
 @pytest.mark.parametrize("params,match", [
