@@ -9,18 +9,42 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
 from typing import List, Optional
 
-import typer
+os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: rich costs 0.1 s at every start (TYPER_USE_RICH=1 restores it)
+import typer  # noqa: E402
 
-from . import io as ldpio
-from . import pipeline
-from .errors import LdpestError
-from .registry import plugin_errors, plugins
-from .results import confidence_interval, estimate_variable
+from .errors import LdpestError  # noqa: E402
+
+
+class _Lazy:
+    """A module imported on first use: `ldpest --help` does not load xarray, pandas or pyarrow."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+ldpio = _Lazy("ldpest.io")
+pipeline = _Lazy("ldpest.pipeline")
+results = _Lazy("ldpest.results")
+registry = _Lazy("ldpest.registry")
+
+
+def plugins():
+    return registry.plugins()
+
+
+def plugin_errors():
+    return registry.plugin_errors()
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Estimate probability vectors and densities from locally private reports.")
@@ -99,8 +123,8 @@ def _check_picture(path: Optional[Path]) -> None:
 
 
 def _summary(result, level: float) -> str:
-    name = estimate_variable(result)
-    table = ldpio.result_table(confidence_interval(result, level))
+    name = results.estimate_variable(result)
+    table = ldpio.result_table(results.confidence_interval(result, level))
     shown = table.head(40)
     columns = [c for c in shown.columns if not c.endswith(("_lower", "_upper"))]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.5g}")
@@ -244,7 +268,7 @@ def estimate_command(
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
             scheduler=scheduler,
         )
-    result = confidence_interval(result, level)  # lower, upper and the level go into every output
+    result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
     shown = json.dumps(result.to_dict(data="list"), default=ldpio._json_default) if as_json else _summary(result, level)
     if output is not None:
         ldpio.write_result(result, output)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -110,6 +109,8 @@ class CsvSource:
         if kind == "string":  # dictionary-encoded: no Python object per row
             encoded = pc.dictionary_encode(column).combine_chunks() if isinstance(column, pa.ChunkedArray) \
                 else pc.dictionary_encode(column)
+            import pandas as pd
+
             return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
                                              categories=encoded.dictionary.to_pylist())
         target = pa.int64() if kind == "int" else pa.float64()
@@ -182,7 +183,7 @@ def metadata_path(path) -> Path:
     return path.with_name(path.name + "-metadata.json")
 
 
-def csv_metadata(result: xr.Dataset, table: pd.DataFrame, path: Path) -> dict:
+def csv_metadata(result: xr.Dataset, table, path: Path) -> dict:
     """CSV on the Web (W3C CSVW) metadata: the columns described, and the result's attributes."""
     columns = []
     for name in table.columns:

@@ -34,6 +34,7 @@ import json
 import traceback
 
 import numpy as np
+import scipy.stats  # noqa: F401  (R CMD check's embedded R aborts in rpy2 without it: issue 13's GIL crash)
 import xarray as xr
 
 from .errors import LdpestError, ParameterError

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
-import scipy.stats  # noqa: F401  (kept at import: R CMD check's embedded R aborts in rpy2 without it; issue 13)
 import xarray as xr
 
 from ._version import __version__

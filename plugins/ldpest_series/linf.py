@@ -31,7 +31,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import gammaln
 
 from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold, too_small
 
@@ -83,7 +82,7 @@ def smallest_covariance_eigenvalue(k: int, epsilon: float) -> float:
 def closed_form_scale(k: int, epsilon: float, b0: float) -> float:
     """``B = B0 (kappa C_k - 1{k even})`` for the ideal design (MATH-DERIVATIONS.md, boxed formula)."""
     kappa = 1.0 / math.tanh(epsilon / 2)
-    log_c = (k - 1) * math.log(2) - (gammaln(k) - gammaln(math.ceil(k / 2)) - gammaln(k - math.ceil(k / 2) + 1))
+    log_c = (k - 1) * math.log(2) - (math.lgamma(k) - math.lgamma(math.ceil(k / 2)) - math.lgamma(k - math.ceil(k / 2) + 1))
     return b0 * (kappa * math.exp(log_c) - (1.0 if k % 2 == 0 else 0.0))
 
 

@@ -229,3 +229,20 @@ def test_raw_auto_sizes_are_tuned_for_the_rows_of_the_file(tmp_path):
     assert spec["expected_n"] == 5000 and spec["bins"] == "auto"
     expected = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 1], bins="auto", expected_n=5000)
     assert ldpest.mechanism_from_spec(spec).partition.shape == expected.partition.shape
+
+
+def test_start_up_loads_no_heavy_library():
+    """`import ldpest` and `ldpest --help` do not import xarray, pandas, scipy or dask (the times are in
+    bench/bench_startup.py); the names still resolve on first use."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, ldpest; print([m for m in ('xarray', 'pandas', 'scipy', 'dask', 'numpy') if m in sys.modules]);"
+             " ldpest.Reports; ldpest.io.SPEC_PREFIX; print('xarray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["[]", "True"], out
+    help_probe = ("import sys; sys.argv = ['ldpest', '--help']\nimport ldpest.cli\ntry:\n    ldpest.cli.main()\n"
+                  "except SystemExit:\n    pass\nprint([m for m in ('xarray', 'pandas', 'scipy', 'dask', 'numpy') "
+                  "if m in sys.modules])")
+    printed = subprocess.run([sys.executable, "-c", help_probe], capture_output=True, text=True, check=True).stdout
+    assert printed.strip().splitlines()[-1] == "[]"

@@ -134,3 +134,13 @@ def test_hooks_are_documented_specifications():
     for hook in ("register_mechanisms", "register_estimators", "register_bases"):
         function = getattr(hookspecs, hook)
         assert function.__doc__ and "register(cls)" in function.__doc__
+
+
+def test_the_written_version_matches_the_package_metadata_and_pyproject():
+    import importlib.metadata
+    import re
+    from pathlib import Path
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert ldpest.__version__ == re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+    assert ldpest.__version__ == importlib.metadata.version("ldpest")
