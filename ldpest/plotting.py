@@ -39,45 +39,91 @@ def plot_result(result: xr.Dataset, output, level: float = 0.95) -> None:
     if output.suffix.lower() not in (".png", ".pdf"):
         raise ParameterError(f"{output}: plots are written as .png or .pdf")
     plt = _pyplot()
+    fig = draw_result(result, level)
+    with atomic_path(output) as tmp:
+        fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=120)
+    plt.close(fig)
+
+
+def _edges(result: xr.Dataset, dim: str):
+    bounds = f"{dim}_bounds"
+    if bounds not in result:
+        return None
+    cells = result[bounds].values
+    return np.append(cells[:, 0], cells[-1, 1])
+
+
+def draw_result(result: xr.Dataset, level: float = 0.95):
+    """The figure of a result (returned, for callers who add to it):
+
+    * probabilities: bars of the (projected) estimate, and the unprojected estimate with its interval;
+    * 1-D densities: the estimate as a line (histograms: constant over each cell, from edge to edge)
+      and the unprojected estimate dashed inside its interval band, each labelled;
+    * 2-D densities: a heat map with the first coordinate on x, beside the standard errors, and
+      cells whose interval contains 0 marked.
+    """
+    plt = _pyplot()
     name = estimate_variable(result)
     with_ci = confidence_interval(result, level)
     dims = result[name].dims
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    projection = result.attrs.get("projection", "none")
+    centre = with_ci["unprojected"] if "unprojected" in result else with_ci[name]
+    band_label = f"unprojected, {level:.0%} interval ({with_ci.attrs.get('interval_method', '')})"
+    if len(dims) == 2:
+        fig, (ax, ax_err) = plt.subplots(1, 2, figsize=(11, 4.5))
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
     if len(dims) == 1 and name == "probability":
         labels = [str(v) for v in result[dims[0]].values]
-        centre = with_ci["unprojected"] if "unprojected" in result else with_ci[name]
-        ax.bar(labels, with_ci[name].values, color="#4878a8", label=f"{name} ({result.attrs.get('projection')})")
+        ax.bar(labels, with_ci[name].values, color="#4878a8", label=f"{name} ({projection} projection)")
         ax.errorbar(labels, centre.values, yerr=[(centre - with_ci["lower"]).values, (with_ci["upper"] - centre).values],
-                    fmt="o", color="black", ms=3, capsize=4, label=f"unprojected, {level:.0%} interval")
+                    fmt="o", color="black", ms=3, capsize=4, label=band_label)
         ax.set_ylabel("probability")
         ax.set_xlabel(dims[0])
-        ax.legend()
+        ax.legend(fontsize=8)
     elif len(dims) == 1:
-        x = result[dims[0]].values
-        ax.plot(x, with_ci[name].values, color="#4878a8", label=name,
-                drawstyle="steps-mid" if f"{dims[0]}_bounds" in result else "default")
-        ax.fill_between(x, with_ci["lower"].values, with_ci["upper"].values, alpha=0.25, color="#4878a8",
-                        step="mid" if f"{dims[0]}_bounds" in result else None, label=f"{level:.0%} interval")
+        x, edges = result[dims[0]].values, _edges(result, dims[0])
+        estimate_label = f"{name} ({projection} projection)" if projection != "none" else name
+        if edges is not None:  # a histogram: constant on each cell
+            ax.stairs(with_ci[name].values, edges, baseline=None, color="#4878a8", lw=2, label=estimate_label)
+            ax.stairs(centre.values, edges, baseline=None, color="black", ls="--", lw=1, label="unprojected")
+            ax.fill_between(edges, np.append(with_ci["lower"].values, with_ci["lower"].values[-1]),
+                            np.append(with_ci["upper"].values, with_ci["upper"].values[-1]), step="post",
+                            alpha=0.2, color="black", label=band_label)
+        else:
+            ax.plot(x, with_ci[name].values, color="#4878a8", lw=2, label=estimate_label)
+            ax.plot(x, centre.values, color="black", ls="--", lw=1, label="unprojected")
+            ax.fill_between(x, with_ci["lower"].values, with_ci["upper"].values, alpha=0.2, color="black",
+                            label=band_label)
         ax.set_xlabel(dims[0])
         ax.set_ylabel(name)
-        ax.legend()
+        ax.legend(fontsize=8)
     elif len(dims) == 2:
-        ydim, xdim = dims
-        edges = [result[f"{d}_bounds"].values if f"{d}_bounds" in result else None for d in (xdim, ydim)]
-        if all(e is not None for e in edges):
-            xe = np.append(edges[0][:, 0], edges[0][-1, 1])
-            ye = np.append(edges[1][:, 0], edges[1][-1, 1])
-            mesh = ax.pcolormesh(xe, ye, result[name].transpose(ydim, xdim).values, cmap="viridis")
-        else:
-            mesh = ax.pcolormesh(result[xdim].values, result[ydim].values, result[name].values, cmap="viridis")
+        xdim, ydim = dims  # the first coordinate (first input column) on x
+        values = with_ci[name].transpose(ydim, xdim).values
+        errors = with_ci["stderr"].transpose(ydim, xdim).values
+        xe, ye = _edges(result, xdim), _edges(result, ydim)
+        if xe is None or ye is None:
+            xe, ye = result[xdim].values, result[ydim].values
+        mesh = ax.pcolormesh(xe, ye, values, cmap="viridis")
         fig.colorbar(mesh, ax=ax, label=name)
-        ax.set_xlabel(xdim)
-        ax.set_ylabel(ydim)
+        touches_zero = (with_ci["lower"] <= 0).transpose(ydim, xdim).values
+        if touches_zero.any() and _edges(result, xdim) is not None:
+            centres_x = (xe[:-1] + xe[1:]) / 2
+            centres_y = (ye[:-1] + ye[1:]) / 2
+            rows, cols = np.nonzero(touches_zero)
+            ax.plot(centres_x[cols], centres_y[rows], "x", color="white", ms=4,
+                    label=f"{level:.0%} interval contains 0")
+            ax.legend(fontsize=7, loc="upper right")
+        mesh_err = ax_err.pcolormesh(xe, ye, errors, cmap="magma")
+        fig.colorbar(mesh_err, ax=ax_err, label="standard error (unprojected)")
+        for axis in (ax, ax_err):
+            axis.set_xlabel(xdim)
+            axis.set_ylabel(ydim)
+        ax_err.set_title("standard error of each cell", fontsize=9)
     else:
         plt.close(fig)
         raise ParameterError(f"cannot plot a {len(dims)}-dimensional result; select a slice first")
     ax.set_title(_title(result), fontsize=9)
     fig.tight_layout()
-    with atomic_path(output) as tmp:
-        fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=120)
-    plt.close(fig)
+    return fig

@@ -220,7 +220,7 @@ def plot_study(study: xr.Dataset, output) -> None:
     for epsilon in study["epsilon"].values:
         row = study.sel(epsilon=epsilon)
         line = ax.errorbar(ns, row["mean_error"], yerr=2 * row["stderr_error"], fmt="o-", ms=4, capsize=3,
-                           label=f"epsilon = {epsilon:g}")
+                           label=f"epsilon = {epsilon:g}: mean over reps, bars +-2 standard errors")
         anchor = float(row["mean_error"][0])
         ax.plot(ns, anchor * (ns / ns[0]) ** slope, "--", color=line[0].get_color(), alpha=0.6)
     ax.plot([], [], "k--", alpha=0.6, label=f"theory: slope {slope:g}")

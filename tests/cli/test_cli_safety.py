@@ -246,3 +246,55 @@ def test_start_up_loads_no_heavy_library():
                   "if m in sys.modules])")
     printed = subprocess.run([sys.executable, "-c", help_probe], capture_output=True, text=True, check=True).stdout
     assert printed.strip().splitlines()[-1] == "[]"
+
+
+# --- pictures --------------------------------------------------------------------------------
+def _histogram(epsilon=1.0, dims=1, names=None):
+    import ldpest
+
+    params = {"low": [0] * dims, "high": [1] * dims, "bins": [5, 3][:dims] if dims == 2 else 5}
+    if names:
+        params["names"] = names
+    mech = ldpest.mechanism("laplace-histogram", epsilon=epsilon, **params)
+    data = np.random.default_rng(0).beta(2, 5, size=(3000, dims) if dims == 2 else 3000)
+    return ldpest.estimate(mech.privatize(data, rng=np.random.default_rng(1)))
+
+
+def test_a_1d_histogram_is_drawn_over_its_cell_edges_with_labelled_band_and_lines():
+    from ldpest.plotting import draw_result
+
+    result = _histogram()
+    fig = draw_result(result)
+    ax = fig.axes[0]
+    xmin, xmax = ax.dataLim.x0, ax.dataLim.x1
+    edges = result[result["density"].dims[0] + "_bounds"].values
+    assert xmin == pytest.approx(edges[0, 0]) and xmax == pytest.approx(edges[-1, 1])  # first and last cell whole
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("projection" in t for t in labels) and "unprojected" in labels and any("interval" in t for t in labels)
+
+
+def test_a_2d_heat_map_puts_the_first_column_on_x_and_shows_its_uncertainty():
+    from ldpest.plotting import draw_result
+
+    result = _histogram(dims=2, names=["age", "income"])
+    fig = draw_result(result)
+    estimate_axes = fig.axes[0]
+    assert estimate_axes.get_xlabel() == "age" and estimate_axes.get_ylabel() == "income"
+    assert any("standard error" in (a.get_title() + a.get_ylabel()) for a in fig.axes[1:])
+    mesh = estimate_axes.collections[0]
+    assert mesh.get_array().shape == (3, 5)  # rows: income cells, columns: age cells
+
+
+def test_study_plot_error_bars_say_what_they_are(tmp_path):
+    result = run("simulate", "-m", "randomized-response", "--categories", "a,b", "-e", "1", "--n", "100,1000",
+                 "--reps", "3", "-o", tmp_path / "s.nc", "--plot", tmp_path / "s.png")
+    assert result.exit_code == 0 and (tmp_path / "s.png").exists()
+    import ldpest
+    from ldpest.simulate import plot_study
+
+    study = ldpest.io.read_result(tmp_path / "s.nc")
+    import matplotlib.pyplot as plt
+
+    plot_study(study, tmp_path / "again.png")
+    assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
+    plt.close("all")
