@@ -135,6 +135,12 @@ def _summary(result, level: float) -> str:
     return f"{head}\n{text}{more}"
 
 
+MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, laplace, local-hashing, subset-selection, hadamard-response, auto (frequencies); laplace-histogram; linf-sampling, laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
+EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
+ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
+PROJECTION_HELP = ("frequency: simplex (default), none; histogram: positive (default), simplex, none; "
+                   "series: positive (default), none.")
+PROGRESS_HELP = "A progress bar on a terminal."
 ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")
 ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=value (value as JSON).")
 
@@ -147,7 +153,9 @@ def plugins_command(
 ):
     """List the registered mechanisms, estimators and bases, or describe one.
 
-    Example: ldpest plugins laplace-histogram
+    \b
+    Example:
+      ldpest plugins laplace-histogram
     """
     if name is not None:
         _describe_plugin(name, as_json)
@@ -205,15 +213,20 @@ def _describe_plugin(name: str, as_json: bool) -> None:
 def privatize_command(
     data: Path = typer.Argument(..., help="CSV of raw data, with a header row."),
     output: Path = typer.Option(..., "--output", "-o", help="Reports file: .nc or .csv (with its spec line)."),
-    mechanism: str = typer.Option(..., "--mechanism", "-m"),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e"),
+    mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
     categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
     column: Optional[List[str]] = ColumnOpt,
     param: Optional[List[str]] = ParamOpt,
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
 ):
-    """Privatise raw data locally (as each person's device would)."""
+    """Privatise raw data locally (as each person's device would).
+
+    \b
+    Example:
+      ldpest privatize answers.csv -c answer -m randomized-response -e 1 --categories 'yes,no' -o reports.csv
+    """
     pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
     if seed is not None:
@@ -234,25 +247,33 @@ def privatize_command(
 def estimate_command(
     reports: Path = typer.Argument(..., help="Reports: .nc or .csv (or raw data with --raw)."),
     column: Optional[List[str]] = ColumnOpt,
-    mechanism: Optional[str] = typer.Option(None, "--mechanism", "-m", help="For CSV reports without a spec line."),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e"),
+    mechanism: Optional[str] = typer.Option(None, "--mechanism", "-m",
+                                            help="For CSV reports without a spec line, or --raw. " + MECHANISM_HELP),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
     categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
     param: Optional[List[str]] = ParamOpt,
-    estimator: Optional[str] = typer.Option(None, "--estimator", help="Default: the mechanism's own."),
-    projection: Optional[str] = typer.Option(None, "--projection"),
+    estimator: Optional[str] = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
+    projection: Optional[str] = typer.Option(None, "--projection", help=PROJECTION_HELP),
     estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param", help="Estimator key=value."),
     raw: bool = typer.Option(False, "--raw", help="Input is raw data: privatise it locally first (studies)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for --raw."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
     block_bytes: Optional[int] = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
     scheduler: Optional[str] = typer.Option(
         None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
         "or threads, processes, synchronous."),
 ):
-    """Estimate from reports (NetCDF or CSV), streaming the file in chunks."""
+    """Estimate from reports (NetCDF or CSV), streaming the file in chunks.
+
+    \b
+    Examples:
+      ldpest estimate reports.csv -o result.csv
+      ldpest estimate collected.csv -c answer -m randomized-response -e 1 --categories 'yes,no'
+      ldpest estimate people.csv --raw -c age -m laplace-histogram -e 1 -p 'low=[18]' -p 'high=[90]' -p 'bins="auto"'
+    """
     _check_level(level)
     pipeline.refuse_overwriting(output, reports)
     mech = None
@@ -280,21 +301,26 @@ def estimate_command(
 @app.command("simulate")
 @handles_errors
 def simulate_command(
-    mechanism: str = typer.Option(..., "--mechanism", "-m"),
+    mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
     n: str = typer.Option(..., "--n", help="Comma-separated sample sizes, e.g. 1e3,1e6,1e9."),
-    reps: int = typer.Option(20, "--reps"),
-    categories: Optional[str] = typer.Option(None, "--categories"),
+    reps: int = typer.Option(20, "--reps", help="Repetitions per (epsilon, n)."),
+    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels (frequency oracles)."),
     theta: Optional[str] = typer.Option(None, "--theta", help="True frequencies (default: uniform)."),
     truth: Optional[List[str]] = typer.Option(None, "--truth", help="True density, e.g. 'beta(2,2)' (one per dim)."),
     param: Optional[List[str]] = ParamOpt,
-    estimator: Optional[str] = typer.Option(None, "--estimator"),
-    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param"),
-    seed: int = typer.Option(0, "--seed"),
+    estimator: Optional[str] = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
+    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param", help="Estimator key=value."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the study's random numbers."),
     output: Path = typer.Option(..., "--output", "-o", help="Study result: .nc or .json."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw a log-log plot (.png or .pdf)."),
 ):
-    """Error against n and epsilon for a mechanism/estimator pair (exact aggregate simulation where one exists)."""
+    """Error against n and epsilon for a mechanism/estimator pair (exact aggregate simulation where one exists).
+
+    \b
+    Example:
+      ldpest simulate -m randomized-response --categories 'a,b,c' -e '0.5,1,2' --n '1e3,1e6' -o study.nc --plot study.png
+    """
     import numpy as np
 
     from .simulate import Scenario, plot_study, run_study
@@ -333,7 +359,9 @@ def plan_command(
 ):
     """Accuracy of the frequency oracles: give two of --epsilon, --n, --stderr and get the third.
 
-    Example: ldpest plan -d 100 --epsilon 1 --stderr 0.01   (how many reports each mechanism needs)
+    \b
+    Example (how many reports each mechanism needs):
+      ldpest plan -d 100 --epsilon 1 --stderr 0.01
     """
     from .planning import plan
 
@@ -364,9 +392,14 @@ def plan_command(
 def plot_command(
     result: Path = typer.Argument(..., help="A result of `ldpest estimate -o` or `ldpest simulate -o` (.nc or .json)."),
     output: Path = typer.Option(..., "--output", "-o", help=".png or .pdf"),
-    level: float = typer.Option(0.95, "--level"),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals drawn."),
 ):
-    """Draw a result: bars with intervals, a density with a band, a heat map, or a study's error curves."""
+    """Draw a result: bars with intervals, a density with a band, a heat map, or a study's error curves.
+
+    \b
+    Example:
+      ldpest plot result.nc -o result.png
+    """
     from .plotting import plot_result
     from .simulate import plot_study
 

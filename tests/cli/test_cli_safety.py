@@ -298,3 +298,31 @@ def test_study_plot_error_bars_say_what_they_are(tmp_path):
     plot_study(study, tmp_path / "again.png")
     assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
     plt.close("all")
+
+
+@pytest.mark.parametrize("command", ["plugins", "privatize", "estimate", "simulate", "plan", "plot"])
+def test_every_command_has_an_example_and_every_option_a_help_text(command):
+    from ldpest.cli import app as cli_app
+
+    result = run(command, "--help")
+    assert result.exit_code == 0 and "Example" in result.stdout
+    import typer.main
+
+    click_command = typer.main.get_command(cli_app).commands[command]
+    for parameter in click_command.params:
+        if parameter.param_type_name == "option" and not parameter.hidden:
+            assert parameter.help, f"{command} {parameter.opts} has no help text"
+    if command in ("privatize", "estimate", "simulate"):
+        assert "randomized-response" in result.stdout and "local-hashing" in result.stdout
+
+
+def test_readme_commands_paste_into_zsh():
+    """Shell words with [ ] or { } glob in zsh ("no matches found") unless quoted."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    commands = [line for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S) for line in block.splitlines()]
+    for line in commands:
+        code = line.split("#")[0]
+        unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", code)
+        assert not re.search(r"[\[\]{}]", unquoted), line
