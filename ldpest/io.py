@@ -60,7 +60,10 @@ class CsvSource:
                     header, header_line = handle.readline(), 3
         if not header.strip():
             raise DataError(f"{path}: the file is empty (no header row)")
-        columns = pacsv.read_csv(pa.py_buffer(header.encode())).schema.names
+        # one line: no thread pool (a pool still winding down at exit has aborted the process,
+        # "terminate called without an active exception", when a command failed right after this)
+        columns = pacsv.read_csv(pa.py_buffer(header.encode()),
+                                 read_options=pacsv.ReadOptions(use_threads=False)).schema.names
         return cls(path, list(columns), spec, header_line, rng)
 
     def require(self, columns: list[str]) -> None:
@@ -134,20 +137,73 @@ class CsvSource:
 
 def write_reports_csv(reports, path) -> None:
     """Reports as CSV with the spec and rng lines, atomically."""
-    mechanism = reports.mechanism
-    columns = mechanism.report_columns()
-    values = reports.labels() if mechanism.report_kind == "label" else reports.values
-    values = np.asarray(values).reshape(reports.n, len(columns))
-    table = pa.table({name: pa.array(values[:, j].tolist() if values.dtype == object else values[:, j])
-                      for j, name in enumerate(columns)})
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as handle:
-            handle.write((SPEC_PREFIX + reports.spec_json + "\n").encode())
-            handle.write((RNG_PREFIX + str(reports.data.attrs.get("rng", "external")) + "\n").encode())
+    with ReportWriter(path, reports.mechanism, str(reports.data.attrs.get("rng", "external"))) as writer:
+        writer.write(reports.values)
+
+
+class ReportWriter:
+    """Reports written block by block to .csv (spec and rng lines, header, rows) or .nc (an unlimited
+    ``report`` dimension), into a temporary file that replaces ``path`` only when the context
+    exits without an error: memory stays one block, and a failure leaves no partial file."""
+
+    def __init__(self, path, mechanism, rng: str):
+        self.path, self.mechanism, self.rng = Path(path), mechanism, rng
+        self.suffix = self.path.suffix.lower()
+        if self.suffix not in (".nc", ".csv"):
+            raise ParameterError(f"{self.path}: write reports to .nc or .csv")
+        self.n = 0
+
+    def __enter__(self) -> "ReportWriter":
+        self._atomic = atomic_path(self.path)
+        tmp = self._atomic.__enter__()
+        if self.suffix == ".csv":
+            self._handle = open(tmp, "wb")
+            self._handle.write((SPEC_PREFIX + self.mechanism.spec_json + "\n").encode())
+            self._handle.write((RNG_PREFIX + self.rng + "\n").encode())
             header = io.StringIO()
-            csv.writer(header, lineterminator="\n").writerow(columns)  # arrow would quote every name
-            handle.write(header.getvalue().encode())
-            pacsv.write_csv(table, handle, write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+            csv.writer(header, lineterminator="\n").writerow(self.mechanism.report_columns())  # arrow quotes names
+            self._handle.write(header.getvalue().encode())
+        else:
+            import netCDF4
+
+            self._handle = netCDF4.Dataset(tmp, "w", format="NETCDF4")
+            self._variable = None
+        return self
+
+    def write(self, values: np.ndarray) -> None:
+        values = np.asarray(values)
+        if self.suffix == ".csv":
+            mechanism = self.mechanism
+            columns = mechanism.report_columns()
+            shown = np.asarray(mechanism.categories, dtype=object)[values] if mechanism.report_kind == "label" \
+                else values
+            shown = shown.reshape(len(values), len(columns))
+            table = pa.table({name: pa.array(shown[:, j].tolist() if shown.dtype == object else shown[:, j])
+                              for j, name in enumerate(columns)})
+            pacsv.write_csv(table, self._handle,
+                            write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+        else:
+            if self._variable is None:
+                self._variable = self._create_variable(values)
+            self._variable[self.n:self.n + len(values)] = values
+        self.n += len(values)
+
+    def _create_variable(self, values: np.ndarray):
+        from . import __version__
+        from .reports import SPEC_ATTR
+
+        dims = self.mechanism.report_dims
+        self._handle.createDimension(dims[0], None)
+        for name, size in zip(dims[1:], values.shape[1:]):
+            self._handle.createDimension(name, size)
+        variable = self._handle.createVariable("reports", values.dtype, dims)
+        variable.setncatts({"mechanism": self.mechanism.name, SPEC_ATTR: self.mechanism.spec_json,
+                            "epsilon": self.mechanism.epsilon, "rng": self.rng, "ldpest_version": __version__})
+        return variable
+
+    def __exit__(self, kind, error, trace):
+        self._handle.close()
+        return self._atomic.__exit__(kind, error, trace)
 
 
 # -- results -------------------------------------------------------------------

@@ -14,11 +14,9 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from .contract import Estimator, Mechanism
 from .errors import DataError, ParameterError
-from .io import CsvSource, write_reports_csv
+from .io import CsvSource, ReportWriter
 from .registry import estimator as make_estimator
 from .registry import mechanism as make_mechanism
 from .registry import mechanism_from_spec
@@ -177,13 +175,28 @@ def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None,
     generator, kind_of_rng = resolve_rng(rng)
     kind = _kind_for(mechanism, raw)
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
+    rows = _raw_rows_per_block(mechanism) if raw else None
     for offset, values in source.chunks(columns, kind, progress=progress, **options):
         if raw:
             encoded = _encode(source, offset, mechanism.encode_data, values)
-            yield Reports._wrap(mechanism._privatize(encoded, generator), mechanism, rng=kind_of_rng)
+            for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
+                yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
+                                    rng=kind_of_rng)
         else:
             yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism,
                                 rng=source.rng or "external")
+
+
+RAW_BLOCK_BYTES = 1 << 26  # reports privatised at once by --raw and privatize (64 MB of float64)
+
+
+def _raw_rows_per_block(mechanism: Mechanism) -> int:
+    """Rows whose reports take about RAW_BLOCK_BYTES (8 bytes per report column)."""
+    try:
+        width = len(mechanism.report_columns())
+    except NotImplementedError:
+        width = 1
+    return max(1, RAW_BLOCK_BYTES // (8 * width))
 
 
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
@@ -307,18 +320,10 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
 def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",
                    block_bytes=None, progress=None) -> int:
     """Privatise raw data in a CSV and write the reports (.nc or .csv) atomically; returns n."""
-    output = Path(output)
-    suffix = output.suffix.lower()
-    if suffix not in (".nc", ".csv"):
-        raise ParameterError(f"{output}: write reports to .nc or .csv")
-    chunks = list(stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes,
-                                 progress=progress))
-    if not chunks:
-        raise DataError(f"{path}: the file holds no rows")
-    values = np.concatenate([chunk.values for chunk in chunks])
-    reports = Reports._wrap(values, mechanism, rng=chunks[0].data.attrs["rng"])
-    if suffix == ".nc":
-        reports.to_netcdf(output)
-    else:
-        write_reports_csv(reports, output)
-    return reports.n
+    chunks = stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes, progress=progress)
+    with ReportWriter(output, mechanism, resolve_rng(rng)[1]) as writer:
+        for chunk in chunks:  # one block of reports in memory at a time
+            writer.write(chunk.values)
+        if writer.n == 0:
+            raise DataError(f"{path}: the file holds no rows")
+    return writer.n

@@ -326,3 +326,45 @@ def test_readme_commands_paste_into_zsh():
         code = line.split("#")[0]
         unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "", code)
         assert not re.search(r"[\[\]{}]", unquoted), line
+
+
+# --- bounded memory: privatise streams to its output, --raw blocks are bounded by the reports' size ---
+def test_privatize_streams_block_by_block_to_csv_and_netcdf(tmp_path, monkeypatch):
+    import ldpest
+    from ldpest import pipeline
+
+    data = tmp_path / "points.csv"
+    data.write_text("x\n" + "\n".join(f"{v:.6f}" for v in np.random.default_rng(0).uniform(size=3000)) + "\n")
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0], high=[1], bins=20)
+    monkeypatch.setattr(pipeline, "RAW_BLOCK_BYTES", 20 * 8 * 250)  # 250 reports per block
+    written = []
+    for suffix in (".csv", ".nc"):
+        out = tmp_path / f"r{suffix}"
+        n = pipeline.privatize_path(data, out, mechanism=mech, columns=["x"], rng=7, block_bytes=4096)
+        assert n == 3000
+        reports = ldpest.read_reports(out) if suffix == ".nc" else ldpest.Reports.from_array(
+            np.concatenate([c.values for c in pipeline.stream_reports(out, None, None)]), mech)
+        assert reports.spec == mech.spec and reports.n == 3000
+        written.append(reports.values)
+    np.testing.assert_array_equal(written[0], written[1])  # same seed, same blocks: the same reports
+    assert ldpest.read_reports(tmp_path / "r.nc").data.attrs["rng"] == "numpy-seeded"
+
+
+def test_raw_blocks_are_bounded_by_the_size_of_their_reports(tmp_path, monkeypatch):
+    import tracemalloc
+
+    from ldpest import pipeline
+
+    data = tmp_path / "points.csv"
+    data.write_text("a,b\n" + "\n".join(f"{x:.4f},{y:.4f}" for x, y in np.random.default_rng(0).uniform(size=(40000, 2)))
+                    + "\n")
+    args = ["estimate", data, "--raw", "-c", "a", "-c", "b", "-m", "laplace-histogram", "-e", "1",
+            "-p", "low=[0,0]", "-p", "high=[1,1]", "-p", "bins=40", "--seed", "1"]
+    monkeypatch.setattr(pipeline, "RAW_BLOCK_BYTES", 1 << 23)  # 8 MB of reports per block
+    tracemalloc.start()
+    result = run(*args)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.exit_code == 0, result.output
+    all_reports = 40000 * 1600 * 8  # 512 MB if privatised at once
+    assert peak < all_reports / 8, peak
