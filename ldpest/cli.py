@@ -88,6 +88,8 @@ def handles_errors(command):
                 return command(*args, **kwargs)
         except typer.Exit:
             raise
+        except KeyboardInterrupt:  # outputs are atomic: nothing partial is left behind
+            _fail("interrupted", code=130)
         except LdpestError as exc:
             _fail(str(exc))
         except (OSError, MemoryError) as exc:

@@ -368,3 +368,26 @@ def test_raw_blocks_are_bounded_by_the_size_of_their_reports(tmp_path, monkeypat
     assert result.exit_code == 0, result.output
     all_reports = 40000 * 1600 * 8  # 512 MB if privatised at once
     assert peak < all_reports / 8, peak
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6])
+def test_ctrl_c_ends_with_one_line_and_no_partial_file(tmp_path, delay):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tmp_path / "big.csv"
+    data.write_text("x\n" + "\n".join(str(v) for v in np.random.default_rng(0).integers(0, 100, 400_000)) + "\n")
+    out = tmp_path / "reports.nc"
+    categories = ",".join(str(i) for i in range(100))
+    process = subprocess.Popen([str(Path(sys.executable).parent / "ldpest"), "privatize", str(data), "-c", "x", "-m",
+                                "laplace", "-e", "1", "--categories", categories, "-o", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate()
+    if process.returncode == 0:
+        pytest.skip("the command finished before the interrupt")
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["big.csv"]
