@@ -38,14 +38,6 @@ pipeline = _Lazy("ldpest.pipeline")
 results = _Lazy("ldpest.results")
 registry = _Lazy("ldpest.registry")
 
-
-def plugins():
-    return registry.plugins()
-
-
-def plugin_errors():
-    return registry.plugin_errors()
-
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Estimate probability vectors and densities from locally private reports.")
 _state = {"debug": False}
@@ -126,7 +118,7 @@ def _check_picture(path: Optional[Path]) -> None:
 
 def _summary(result, level: float) -> str:
     name = results.estimate_variable(result)
-    table = ldpio.result_table(results.confidence_interval(result, level))
+    table = ldpio.result_table(result)  # the caller has added the intervals at this level
     shown = table.head(40)
     columns = [c for c in shown.columns if not c.endswith(("_lower", "_upper"))]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.5g}")
@@ -162,8 +154,8 @@ def plugins_command(
     if name is not None:
         _describe_plugin(name, as_json)
         return
-    rows = [vars(info) for info in plugins()]
-    failures = [vars(f) for f in plugin_errors()]
+    rows = [vars(info) for info in registry.plugins()]
+    failures = [vars(f) for f in registry.plugin_errors()]
     if as_json:
         typer.echo(json.dumps({"plugins": rows, "failed": failures}, indent=1))
         return
@@ -181,9 +173,9 @@ def _describe_plugin(name: str, as_json: bool) -> None:
 
     from .registry import get_registry, parameters_of
 
-    info = next((i for i in plugins() if i.name == name), None)
+    info = next((i for i in registry.plugins() if i.name == name), None)
     if info is None:
-        known = ", ".join(sorted(i.name for i in plugins()))
+        known = ", ".join(sorted(i.name for i in registry.plugins()))
         _fail(f"no plugin named {name!r}; registered: {known}")
     cls = get_registry().get(info.kind, name)
     required, optional = parameters_of(cls)

@@ -101,14 +101,12 @@ def count_rows(path) -> int:
 
 
 def _takes_parameter(mechanism_name: str, parameter: str) -> bool:
-    import inspect
-
-    from .registry import get_registry
+    from .registry import get_registry, parameters_of
 
     if mechanism_name == "auto":  # the chooser takes epsilon and categories only
         return False
-    cls = get_registry().get("mechanism", mechanism_name)
-    return parameter in inspect.signature(cls.__init__).parameters
+    required, optional = parameters_of(get_registry().get("mechanism", mechanism_name))
+    return parameter in required + optional
 
 
 def build_estimator(name: str | None, mechanism: Mechanism, projection: str | None,
@@ -171,6 +169,8 @@ def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None,
                    rng=None, block_bytes: int | None = None, progress=None):
     """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``)."""
     source = CsvSource.open(path)
+    if not raw:
+        warn_if_seeded(path, source.rng)
     mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw)
     generator, kind_of_rng = resolve_rng(rng)
     kind = _kind_for(mechanism, raw)
@@ -304,8 +304,6 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
         return est.estimate(reports)
     if path.suffix.lower() != ".csv":
         raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
-    if not raw:
-        warn_if_seeded(path, CsvSource.open(path).rng)
     chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress)
     first = next(chunks, None)
     if first is None:
