@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import xarray as xr
+from ._xarray import xr
 
 from .atomic import atomic_path
 from .errors import DataError, ParameterError

@@ -61,7 +61,7 @@ def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):
     ``encode_reports`` when it is computed.
     """
     import dask.array as da
-    import xarray as xr
+    from ._xarray import xr
     from dask import delayed
 
     from ._version import __version__

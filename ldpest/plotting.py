@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from ._xarray import xr
 
 from .atomic import atomic_path
 from .errors import ParameterError

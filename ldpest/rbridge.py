@@ -35,7 +35,7 @@ import traceback
 
 import numpy as np
 import scipy.stats  # noqa: F401  (R CMD check's embedded R aborts in rpy2 without it: issue 13's GIL crash)
-import xarray as xr
+from ._xarray import xr
 
 from .errors import LdpestError, ParameterError
 

@@ -11,7 +11,7 @@ import json
 from functools import cached_property
 
 import numpy as np
-import xarray as xr
+from ._xarray import xr
 
 from ._version import __version__
 from .atomic import atomic_path

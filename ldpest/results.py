@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
-import xarray as xr
+from ._xarray import xr
 
 from ._version import __version__
 from .errors import DataError, ParameterError

@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
+from ._xarray import xr
 from scipy import integrate
 from scipy import stats as scipy_stats
 

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import xarray as xr
+from ._xarray import xr
 from scipy import stats as scipy_stats
 
 from .contract import Estimator, FrequencyOracle, Mechanism
