@@ -41,6 +41,9 @@ class EstimateParts:
 LONG_NAMES = {  # CF-style descriptions of every variable a result may hold
     "probability": ("estimated probability of the category", "1"),
     "density": ("estimated probability density", None),
+    "mass": ("estimated probability of the cell", "1"),
+    "coefficient": ("estimated coefficient of the basis function", "1"),
+    "coefficient_stderr": ("standard error of the estimated coefficient", "1"),
     "stderr": ("standard error of the unprojected estimate", None),
     "unprojected": ("unbiased estimate before projection", None),
     "count": ("binomial count statistic behind the estimate", "reports"),
@@ -50,20 +53,34 @@ LONG_NAMES = {  # CF-style descriptions of every variable a result may hold
 }
 
 
+def density_units(ds: xr.Dataset, name: str) -> tuple[str, str | None]:
+    """A density is per unit of its axes: "... per unit of age x income", and CF units such as
+    ``1/(year kg)`` when every axis coordinate states its ``units``."""
+    axes = [dim for dim in ds[name].dims]
+    long_name = f"estimated probability density per unit of {' x '.join(axes)}"
+    units = [ds[dim].attrs.get("units") if dim in ds.coords else None for dim in axes]
+    if not axes or any(unit is None for unit in units):
+        return long_name, None
+    return long_name, f"1/{units[0]}" if len(units) == 1 else f"1/({' '.join(units)})"
+
+
 def describe(ds: xr.Dataset) -> xr.Dataset:
     """Set ``long_name`` (and ``units`` where known; estimate-scaled variables share the
     estimate's) on every variable of a result."""
     name = ds.attrs.get("estimate_variable")
     scale_units = LONG_NAMES.get(name, (None, None))[1]
+    if name == "density" and name in ds:
+        ds[name].attrs["long_name"], scale_units = density_units(ds, name)
     for variable in ds.data_vars:
         long_name, units = LONG_NAMES.get(variable, (None, None))
         if variable.endswith("_bounds"):
-            long_name, units = f"edges of the {variable[:-7]} cells", None
+            long_name, units = f"edges of the {variable[:-7]} cells", ds[variable[:-7]].attrs.get("units")
         if long_name is None:
             continue
-        ds[variable].attrs["long_name"] = long_name
-        units = units if units is not None else (scale_units if variable in ("stderr", "unprojected", "lower",
-                                                                             "upper") else None)
+        if variable != "density":
+            ds[variable].attrs["long_name"] = long_name
+        units = units if units is not None else (scale_units if variable in ("density", "stderr", "unprojected",
+                                                                             "lower", "upper") else None)
         if units is not None:
             ds[variable].attrs["units"] = units
     return ds
