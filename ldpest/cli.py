@@ -137,6 +137,11 @@ PROJECTION_HELP = ("frequency: simplex (default), none; histogram: positive (def
 PROGRESS_HELP = "A progress bar on a terminal."
 ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")
 ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=value (value as JSON).")
+HeaderOpt = typer.Option(True, "--header/--no-header",
+                         help="CSV without a header row: its columns are named 1, 2, ... (-c 1).")
+CodesOpt = typer.Option("labels", "--codes",
+                        help="How a category column names a category: labels (default), 0-based or 1-based "
+                             "positions in --categories (pure-ldp and multi-freq-ldpy report 0-based).")
 
 
 @app.command("plugins")
@@ -182,7 +187,8 @@ def _describe_plugin(name: str, as_json: bool) -> None:
     summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
     if info.kind == "mechanism":
         options = " ".join(["-e 1" if p == "epsilon" else "--categories a,b,c" if p == "categories" else f"-p {p}=..."
-                            for p in required if p not in cls.example_params]
+                            for p in required + (["epsilon"] if "epsilon" in optional else [])
+                            if p not in cls.example_params]
                            + [f"-p '{key}={json.dumps(value)}'" for key, value in cls.example_params.items()])
         example = f"ldpest privatize data.csv -c COLUMN -m {name} {options} -o reports.nc"
     elif info.kind == "estimator":
@@ -213,6 +219,8 @@ def privatize_command(
     column: Optional[List[str]] = ColumnOpt,
     param: Optional[List[str]] = ParamOpt,
     seed: Optional[int] = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
+    header: bool = HeaderOpt,
+    codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
 ):
     """Privatise raw data locally (as each person's device would).
@@ -223,6 +231,7 @@ def privatize_command(
     """
     pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
+    pipeline.check_csv_options(data, header, codes)
     if seed is not None:
         typer.echo("ldpest: warning: --seed makes the noise reproducible: anyone who knows the seed can recover "
                    "every true answer; use it for simulations only, never for real people's data", err=True)
@@ -232,7 +241,7 @@ def privatize_command(
                    f"variance among the frequency oracles; `ldpest plan` compares them)", err=True)
     with _progress(data, progress) as tick:
         n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
-                                    rng="secure" if seed is None else seed, progress=tick)
+                                    rng="secure" if seed is None else seed, progress=tick, header=header, codes=codes)
     typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
 
 
@@ -254,6 +263,8 @@ def estimate_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
+    header: bool = HeaderOpt,
+    codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
     block_bytes: Optional[int] = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
     scheduler: Optional[str] = typer.Option(
@@ -270,9 +281,11 @@ def estimate_command(
     """
     _check_level(level)
     pipeline.refuse_overwriting(output, reports)
+    pipeline.check_csv_options(reports, header, codes, scheduler)
     mech = None
     if mechanism is not None or raw:
-        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column, raw_data=reports if raw else None)
+        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column, raw_data=reports if raw else None,
+                                        header=header)
     elif epsilon is not None or categories is not None or param:
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
     if output is not None:
@@ -281,7 +294,7 @@ def estimate_command(
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
-            scheduler=scheduler,
+            scheduler=scheduler, header=header, codes=codes,
         )
     result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
     shown = json.dumps(result.to_dict(data="list"), default=ldpio._json_default) if as_json else _summary(result, level)

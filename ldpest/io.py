@@ -38,33 +38,38 @@ class CsvSource:
     path: Path
     columns: list[str]
     spec: dict | None
-    header_line: int  # 1-based line number of the header row
+    header_line: int  # 1-based line number of the header row (lines before the data without one)
     rng: str | None = None  # the #ldpest-rng line: the kind of generator that made the reports
+    has_header: bool = True
 
     @classmethod
-    def open(cls, path) -> "CsvSource":
+    def open(cls, path, header: bool = True) -> "CsvSource":
+        """Open ``path``; without a ``header`` row its columns are named by position, "1", "2", ..."""
         path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: no such file")
         with path.open("r", encoding="utf-8", errors="replace") as handle:
             first = handle.readline()
-            spec, rng, header, header_line = None, None, first, 1
+            spec, rng, line, comment_lines = None, None, first, 0
             if first.startswith(SPEC_PREFIX):
                 try:
                     spec = json.loads(first[len(SPEC_PREFIX):])
                 except ValueError:
                     raise DataError(f"{path}, line 1: the {SPEC_PREFIX.strip()} line is not valid JSON") from None
-                header, header_line = handle.readline(), 2
-                if header.startswith(RNG_PREFIX):
-                    rng = header[len(RNG_PREFIX):].strip()
-                    header, header_line = handle.readline(), 3
-        if not header.strip():
-            raise DataError(f"{path}: the file is empty (no header row)")
+                line, comment_lines = handle.readline(), 1
+                if line.startswith(RNG_PREFIX):
+                    rng = line[len(RNG_PREFIX):].strip()
+                    line, comment_lines = handle.readline(), 2
+        if not line.strip():
+            raise DataError(f"{path}: the file is empty (no {'header ' if header else ''}row)")
         # one line: no thread pool (a pool still winding down at exit has aborted the process,
         # "terminate called without an active exception", when a command failed right after this)
-        columns = pacsv.read_csv(pa.py_buffer(header.encode()),
-                                 read_options=pacsv.ReadOptions(use_threads=False)).schema.names
-        return cls(path, list(columns), spec, header_line, rng)
+        names = pacsv.read_csv(pa.py_buffer(line.encode()),
+                               read_options=pacsv.ReadOptions(use_threads=False,
+                                                              autogenerate_column_names=not header)).schema.names
+        if not header:
+            return cls(path, [str(i + 1) for i in range(len(names))], spec, comment_lines, rng, has_header=False)
+        return cls(path, list(names), spec, comment_lines + 1, rng)
 
     def require(self, columns: list[str]) -> None:
         missing = [c for c in columns if c not in self.columns]
@@ -85,7 +90,10 @@ class CsvSource:
         Memory stays bounded by the block size, whatever the file size.
         """
         self.require(columns)
-        read = pacsv.ReadOptions(block_size=block_bytes, skip_rows=self.header_line - 1)
+        if self.has_header:
+            read = pacsv.ReadOptions(block_size=block_bytes, skip_rows=self.header_line - 1)
+        else:
+            read = pacsv.ReadOptions(block_size=block_bytes, skip_rows=self.header_line, column_names=self.columns)
         convert = pacsv.ConvertOptions(include_columns=columns, column_types={c: pa.string() for c in columns},
                                        strings_can_be_null=False)
         offset = 0

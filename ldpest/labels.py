@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, ParameterError
+
+CODES = ("labels", "0-based", "1-based")  # how a column names a category
 
 
 def _contiguous_int_range(categories: list) -> tuple[int, int] | None:
@@ -92,3 +94,17 @@ def label_coordinate(categories: list) -> np.ndarray:
     if all(isinstance(c, int) for c in categories):
         return np.asarray(categories, dtype=np.int64)
     return np.asarray([str(c) for c in categories], dtype=object)
+
+
+def labels_from_codes(values, categories: list, codes: str = "labels", what: str = "reports"):
+    """The category labels of integer ``codes`` counted from 0 or 1 in the order of ``categories``
+    (pure-ldp and multi-freq-ldpy report 0-based indices); ``codes="labels"`` returns ``values``.
+
+    Raises :class:`DataError` naming the codes outside ``0..d-1`` (or ``1..d``) and the first row."""
+    if codes == "labels":
+        return values
+    if codes not in CODES:
+        raise ParameterError(f"codes must be one of {', '.join(CODES)}; got {codes!r}")
+    base = 0 if codes == "0-based" else 1
+    indices = encode_labels(values, list(range(base, base + len(categories))), f"{what} ({codes} category codes)")
+    return label_coordinate(categories)[indices]

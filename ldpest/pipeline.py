@@ -17,6 +17,7 @@ from typing import Callable
 from .contract import Estimator, Mechanism
 from .errors import DataError, ParameterError
 from .io import CsvSource, ReportWriter
+from .labels import CODES, labels_from_codes
 from .registry import estimator as make_estimator
 from .registry import mechanism as make_mechanism
 from .registry import mechanism_from_spec
@@ -76,7 +77,7 @@ def parse_list(text: str | None):
 
 
 def build_mechanism(name: str | None, epsilon: float | None, categories: str | None, params: list[str] | None,
-                    columns: list[str] | None = None, raw_data=None) -> Mechanism:
+                    columns: list[str] | None = None, raw_data=None, header: bool = True) -> Mechanism:
     """The mechanism the CLI options describe.  With ``raw_data`` (the CSV that ``--raw`` will
     privatise), an ``"auto"`` size parameter without ``expected_n`` is tuned for the file's row count."""
     if name is None:
@@ -90,13 +91,13 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
         options["names"] = list(columns)  # result dims named after the input columns
     if (raw_data is not None and "expected_n" not in options and "auto" in options.values()
             and _takes_parameter(name, "expected_n")):
-        options["expected_n"] = count_rows(raw_data)
+        options["expected_n"] = count_rows(raw_data, header)
     return make_mechanism(name, **options)
 
 
-def count_rows(path) -> int:
+def count_rows(path, header: bool = True) -> int:
     """Data rows of a CSV file, counted by streaming its first column."""
-    source = CsvSource.open(path)
+    source = CsvSource.open(path, header=header)
     return sum(len(values) for _, values in source.chunks(source.columns[:1], "string"))
 
 
@@ -118,11 +119,15 @@ def build_estimator(name: str | None, mechanism: Mechanism, projection: str | No
     return make_estimator(name, **options)
 
 
-def _kind_for(mechanism: Mechanism, raw: bool) -> str:
+def _kind_for(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
     kind = mechanism.data_kind if raw else mechanism.report_kind
     if kind == "label":
         categories = getattr(mechanism, "categories", [])
-        return "int" if categories and all(isinstance(c, int) for c in categories) else "string"
+        coded = codes != "labels" or (categories and all(isinstance(c, int) for c in categories))
+        return "int" if coded else "string"
+    if codes != "labels":
+        raise ParameterError(f"--codes names categories, but {mechanism.name!r} "
+                             f"{'data' if raw else 'reports'} are numbers, not single categories")
     return "float"
 
 
@@ -133,6 +138,39 @@ def _encode(source: CsvSource, offset: int, action: Callable, values):
         if exc.row is None:
             raise DataError(f"{source.path}: {exc.message}") from None
         raise DataError(f"{source.path}, line {source.line_of(offset + exc.row)}: {exc.message}") from None
+
+
+def _decoding(action: Callable, mechanism: Mechanism, codes: str, what: str) -> Callable:
+    """``action`` applied to the labels of 0-/1-based category codes (or to the values as they are,
+    with a hint when unknown labels look like category positions)."""
+    if codes != "labels":
+        return lambda values: action(labels_from_codes(values, mechanism.categories, codes, what))
+
+    def labels(values):
+        try:
+            return action(values)
+        except DataError as exc:
+            hint = _positions_hint(values, len(getattr(mechanism, "categories", [])))
+            if hint is None:
+                raise
+            raise DataError(f"{exc.message}; {hint}", row=exc.row) from None
+    return labels
+
+
+def _positions_hint(values, d: int) -> str | None:
+    """"add --codes 0-based" when every value is a whole number that could be a position."""
+    import pandas as pd
+
+    if d == 0 or not isinstance(values, pd.Categorical):
+        return None
+    seen = [str(label).strip() for label in values.categories]
+    if not seen or not all(label.isdigit() for label in seen):
+        return None
+    low, high = min(map(int, seen)), max(map(int, seen))
+    for base in (0, 1):
+        if base <= low and high < base + d:
+            return f"the values look like category positions: add --codes {base}-based"
+    return None
 
 
 def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, columns, raw: bool):
@@ -152,8 +190,9 @@ def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, c
     if not columns:
         if raw:
             raise ParameterError("--column is needed: which column(s) hold the data?")
-        single = source.spec is None and len(source.columns) == 1
-        columns = source.columns if single else mechanism.report_columns()
+        expected = mechanism.report_columns()
+        whole = source.spec is None and len(source.columns) in (1, len(expected))  # e.g. bit-vector columns
+        columns = source.columns if whole else expected
     if not raw:
         expected = mechanism.report_columns()
         if len(columns) != len(expected):
@@ -166,25 +205,30 @@ def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, c
 
 
 def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
-                   rng=None, block_bytes: int | None = None, progress=None):
-    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``)."""
-    source = CsvSource.open(path)
+                   rng=None, block_bytes: int | None = None, progress=None, header: bool = True,
+                   codes: str = "labels"):
+    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``).
+
+    ``header=False`` reads a file without a header row (columns "1", "2", ...); ``codes``
+    ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
+    source = CsvSource.open(path, header=header)
     if not raw:
         warn_if_seeded(path, source.rng)
     mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw)
     generator, kind_of_rng = resolve_rng(rng)
-    kind = _kind_for(mechanism, raw)
+    kind = _kind_for(mechanism, raw, codes)
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
     rows = _raw_rows_per_block(mechanism) if raw else None
+    encode = _decoding(mechanism.encode_data if raw else mechanism.encode_reports, mechanism, codes,
+                       "data" if raw else "reports")
     for offset, values in source.chunks(columns, kind, progress=progress, **options):
+        encoded = _encode(source, offset, encode, values)
         if raw:
-            encoded = _encode(source, offset, mechanism.encode_data, values)
             for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
                 yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
                                     rng=kind_of_rng)
         else:
-            yield Reports._wrap(_encode(source, offset, mechanism.encode_reports, values), mechanism,
-                                rng=source.rng or "external")
+            yield Reports._wrap(encoded, mechanism, rng=source.rng or "external")
 
 
 RAW_BLOCK_BYTES = 1 << 26  # reports privatised at once by --raw and privatize (64 MB of float64)
@@ -280,12 +324,14 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
 
 def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
                   projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
-                  progress=None, scheduler: str | None = None):
+                  progress=None, scheduler: str | None = None, header: bool = True, codes: str = "labels"):
     """Estimate from a report file (.nc or .csv), or from raw data (``raw=True``).
 
     ``scheduler`` (an address or threads/processes/synchronous) runs the
-    estimation as a dask map-reduce instead of the streaming loop."""
+    estimation as a dask map-reduce instead of the streaming loop.  ``header`` and ``codes``
+    describe CSV files made by other tools (see :func:`stream_reports`)."""
     path = Path(path)
+    check_csv_options(path, header, codes, scheduler)
     if scheduler is not None:
         if raw:
             raise ParameterError("--scheduler estimates report files; privatise raw data first")
@@ -304,7 +350,8 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
         return est.estimate(reports)
     if path.suffix.lower() != ".csv":
         raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
-    chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress)
+    chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress,
+                            header=header, codes=codes)
     first = next(chunks, None)
     if first is None:
         raise DataError(f"{path}: the file holds no rows")
@@ -315,10 +362,27 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
     return est.finalize(total)
 
 
+def check_csv_options(path, header: bool, codes: str, scheduler: str | None = None) -> None:
+    """``--no-header`` and ``--codes`` read CSV files on the streaming path: a clear error otherwise."""
+    path = Path(path)
+    if codes not in CODES:
+        raise ParameterError(f"--codes must be one of {', '.join(CODES)}; got {codes!r}")
+    if header and codes == "labels":
+        return
+    given = " and ".join(option for option, used in (("--no-header", not header), (f"--codes {codes}",
+                                                                                   codes != "labels")) if used)
+    if path.suffix.lower() != ".csv":
+        raise ParameterError(f"{given}: for CSV files only; {path} is not one")
+    if scheduler is not None:
+        raise ParameterError(f"{given}: read by the streaming path only; drop --scheduler")
+
+
 def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",
-                   block_bytes=None, progress=None) -> int:
+                   block_bytes=None, progress=None, header: bool = True, codes: str = "labels") -> int:
     """Privatise raw data in a CSV and write the reports (.nc or .csv) atomically; returns n."""
-    chunks = stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes, progress=progress)
+    check_csv_options(Path(path), header, codes, None)
+    chunks = stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes, progress=progress,
+                            header=header, codes=codes)
     with ReportWriter(output, mechanism, resolve_rng(rng)[1]) as writer:
         for chunk in chunks:  # one block of reports in memory at a time
             writer.write(chunk.values)

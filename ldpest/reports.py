@@ -63,8 +63,18 @@ class Reports:
         return reports
 
     @classmethod
-    def from_array(cls, values, mechanism: Mechanism) -> "Reports":
-        """Wrap reports collected elsewhere, validated against ``mechanism``."""
+    def from_array(cls, values, mechanism: Mechanism, codes: str = "labels") -> "Reports":
+        """Wrap reports collected elsewhere, validated against ``mechanism``.
+
+        ``codes="0-based"`` (or ``"1-based"``) reads single-category reports as positions in
+        ``mechanism.categories``, as pure-ldp and multi-freq-ldpy report them
+        (docs/other-libraries.md)."""
+        if codes != "labels":
+            from .labels import labels_from_codes
+
+            if mechanism.report_kind != "label":
+                raise DataError(f"codes name categories, but {mechanism.name!r} reports are not single categories")
+            values = labels_from_codes(values, mechanism.categories, codes)
         encoded = mechanism.encode_reports(values)
         return cls._wrap(encoded, mechanism, rng="external")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -58,6 +59,39 @@ class _CategoricalMechanism(FrequencyOracle, Mechanism):
         return self.encode_labels(data, "data")
 
 
+def _keep_probability(keep, chance: float, name: str) -> float:
+    """A design keep probability: a real number strictly between ``chance`` and 1."""
+    if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not chance < float(keep) < 1:
+        raise ParameterError(f"{name}: keep must be a probability strictly between {chance:g} (no information) "
+                             f"and 1 (no privacy), got {keep!r}")
+    return float(keep)
+
+
+def _epsilon_or_keep(epsilon, keep, name: str, epsilon_of_keep) -> float:
+    if (epsilon is None) == (keep is None):
+        raise ParameterError(f"{name}: give epsilon or keep (the design probability of keeping the truth), "
+                             f"{'not both' if keep is not None else 'one of them is needed'}")
+    return epsilon if keep is None else epsilon_of_keep(keep)
+
+
+def randomized_response_epsilon(keep, d: int) -> float:
+    """The epsilon of k-ary randomized response that reports the truth with probability ``keep``
+    and each of the other ``d - 1`` categories with ``(1 - keep) / (d - 1)`` (MATH.md section 1):
+    ``epsilon = ln(keep (d - 1) / (1 - keep))``.  OpenDP's ``make_randomized_response(categories,
+    prob)`` and ``make_randomized_response_bool(prob)`` have ``keep = prob``."""
+    keep = _keep_probability(keep, 1 / d, "randomized-response")
+    return math.log(keep) + math.log(d - 1) - math.log1p(-keep)
+
+
+def unary_epsilon(keep) -> float:
+    """The epsilon of symmetric unary randomized response (basic one-time RAPPOR) that keeps each
+    bit with probability ``keep``: ``epsilon = 2 ln(keep / (1 - keep))`` (MATH.md section 1).  OpenDP's
+    ``make_randomized_response_bitvec(f=...)`` and RAPPOR flip each bit with probability ``f / 2``:
+    ``keep = 1 - f / 2``."""
+    keep = _keep_probability(keep, 0.5, "unary-randomized-response")
+    return 2 * (math.log(keep) - math.log1p(-keep))
+
+
 class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     """k-ary (Warner) randomized response.
 
@@ -66,12 +100,17 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     Unbiased estimate ``theta_j = (c_j / n - q) / (p - q)`` with variance
     ``pi_j (1 - pi_j) / (n (p - q)^2)``, ``pi_j = q + (p - q) theta_j``.
     Reports are category indices 0..d-1 (labels in the spec).
+
+    Give ``epsilon``, or the design's ``keep = p`` (e.g. OpenDP's ``prob``): the spec records
+    :func:`randomized_response_epsilon` of it, and the implemented ``p`` is within 1e-15 of ``keep``.
     """
 
     name = "randomized-response"
     report_kind = "label"
 
-    def __init__(self, *, epsilon, categories):
+    def __init__(self, *, categories, epsilon=None, keep=None):
+        d = len(check_categories(categories))
+        epsilon = _epsilon_or_keep(epsilon, keep, self.name, lambda k: randomized_response_epsilon(k, d))
         super().__init__(epsilon=epsilon, categories=categories)
         self._keep = keep_threshold(self.epsilon, self.d - 1)  # P(keep) = keep / 2^64 exactly
         self._p = self._keep / WORD
@@ -130,12 +169,16 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     ``(p / (1-p))^2 = e^a``.  ``theta_j = (mean Z_j - (1 - p)) / (2p - 1)``,
     variance ``pi_j (1 - pi_j) / (n (2p - 1)^2)``.  Reports are 0/1 arrays
     of shape (n, d).
+
+    Give ``epsilon``, or the design's per-bit ``keep = p`` (OpenDP's and RAPPOR's ``f``:
+    ``keep = 1 - f / 2``): the spec records :func:`unary_epsilon` of it.
     """
 
     name = "unary-randomized-response"
     report_dims = ("report", "category")
 
-    def __init__(self, *, epsilon, categories):
+    def __init__(self, *, categories, epsilon=None, keep=None):
+        epsilon = _epsilon_or_keep(epsilon, keep, self.name, unary_epsilon)
         super().__init__(epsilon=epsilon, categories=categories)
         self._keep = keep_threshold(self.epsilon / 2)  # each of two differing bits: odds <= e^(eps/2)
         self._p = self._keep / WORD

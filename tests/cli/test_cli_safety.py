@@ -155,7 +155,7 @@ def test_python_api_names_bad_parameters_too():
 
     with pytest.raises(ldpest.ParameterError, match="has no parameter 'binz'.*did you mean 'bins'"):
         ldpest.mechanism("laplace-histogram", epsilon=1, low=[0], high=[1], binz=5)
-    with pytest.raises(ldpest.ParameterError, match="'randomized-response' needs epsilon"):
+    with pytest.raises(ldpest.ParameterError, match="randomized-response: give epsilon or keep"):
         ldpest.mechanism("randomized-response", categories=["a", "b"])
     with pytest.raises(ldpest.ParameterError, match="needs basis, k"):
         ldpest.mechanism("linf-sampling", epsilon=1.0)
@@ -188,7 +188,7 @@ def test_plugins_name_shows_parameters_and_an_example_that_runs(name, tmp_path, 
     shown = run("plugins", name, "--json")
     assert shown.exit_code == 0
     info = json.loads(shown.stdout)
-    assert "epsilon" in info["required"] and info["summary"]
+    assert "epsilon" in info["required"] + info["optional"] and info["summary"] and " -e 1 " in info["example"]
     numeric = info["example"].count("--categories") == 0
     (tmp_path / "data.csv").write_text("COLUMN\n" + "\n".join(
         [str(v) for v in np.linspace(0, 1, 40)] if numeric else ["a", "b", "c"] * 10) + "\n")
