@@ -159,7 +159,7 @@ def result_to_r(result: xr.Dataset):
     main = result[name].copy()
     main.attrs = {}
     r_array = dataarray_to_r(main)
-    for extra in ("stderr", "unprojected", "mass", "coefficient", "coefficient_stderr", "lower", "upper"):
+    for extra in ("stderr", "unprojected", "count", "mass", "coefficient", "coefficient_stderr", "lower", "upper"):
         if extra in result:
             plain = result[extra].copy()
             plain.attrs = {}
@@ -167,7 +167,14 @@ def result_to_r(result: xr.Dataset):
     for key, value in result.attrs.items():
         r_array.do_slot_assign(str(key), _r_value(value))
     r_array.do_slot_assign("table", table_to_r(result_table(result)))
+    r_array.do_slot_assign("result_json", _ro().StrVector([_result_json(result)]))
     return _classed(r_array, "ldp_estimate")
+
+
+def _result_json(result: xr.Dataset) -> str:
+    from .io import _json_default
+
+    return json.dumps(result.to_dict(data="list"), default=_json_default)
 
 
 def _classed(obj, name: str):
@@ -322,20 +329,45 @@ def call_plugins(args):
     return table_to_r(pd.DataFrame(rows, columns=["name", "kind", "family", "origin", "version"]))
 
 
+def _with_data_defaults(args) -> dict:
+    """Defaults an R user expects: a factor's levels are the categories, a data.frame's column
+    names name the result's dims (for mechanisms that take them)."""
+    from .registry import get_registry, parameters_of
+
+    if args.get("spec") is not None or args.get("mechanism") is None:
+        return args
+    params = dict(args.get("params") or {})
+    name = str(np.asarray(args["mechanism"]).ravel()[0])
+    if name == "auto":  # the chooser takes epsilon and categories
+        takes = {"epsilon", "categories"}
+    else:
+        try:
+            required, optional = parameters_of(get_registry().get("mechanism", name))
+        except LdpestError:
+            return args  # the call itself names the unknown mechanism
+        takes = set(required + optional)
+    if args.get("levels") is not None and "categories" in takes and "categories" not in params:
+        params["categories"] = [str(v) for v in np.asarray(args["levels"]).ravel()]
+    if args.get("columns") is not None and "names" in takes and "names" not in params:
+        params["names"] = [str(v) for v in np.asarray(args["columns"]).ravel()]
+    return {**args, "params": params}
+
+
 def call_privatize(args):
-    mech = _mechanism(args)
+    mech = _mechanism(_with_data_defaults(args))
     seed = args.get("seed")
     rng = "secure" if seed is None else int(np.asarray(seed).ravel()[0])
     return _reports_to_r(mech.privatize(_data(args["data"]), rng=rng))
 
 
-def call_estimate(args):
+def _estimate(mech, values, args):
     from .registry import estimator as make_estimator
     from .reports import Reports
     from .results import confidence_interval
 
-    mech = _mechanism(args)
-    reports = Reports.from_array(_data(args["reports"]), mech)
+    codes = args.get("codes")
+    codes = "labels" if codes is None else str(np.asarray(codes).ravel()[0])
+    reports = Reports.from_array(_data(values), mech, codes=codes)
     name = args.get("estimator")
     name = str(np.asarray(name).ravel()[0]) if name is not None else mech.default_estimator
     estimator_params = args.get("estimator_params") or {}
@@ -348,33 +380,136 @@ def call_estimate(args):
     level = args.get("level")
     if level is not None:
         result = confidence_interval(result, float(np.asarray(level).ravel()[0]))
+    return result
+
+
+def call_estimate(args):
+    mech = _mechanism(_with_data_defaults(args))
+    by = args.get("by")
+    if by is None:
+        return result_to_r(_estimate(mech, args["reports"], args))
+    values, groups = np.asarray(_data(args["reports"])), np.asarray(by, dtype=object).astype(str)
+    if len(groups) != len(values):
+        raise ParameterError(f"by has {len(groups)} value(s) for {len(values)} reports")
+    ro = _ro()
+    names = list(dict.fromkeys(np.asarray(args["by_levels"]).ravel().tolist())) if args.get("by_levels") is not None \
+        else sorted(set(groups.tolist()))
+    names = [str(name) for name in names if (groups == str(name)).any()]
+    out = ro.ListVector([(name, result_to_r(_estimate(mech, values[groups == name], args))) for name in names])
+    return _classed(out, "ldp_estimates")
+
+
+def call_interval(args):
+    """Intervals of a result at another level (confint): exact where the result's were."""
+    from .results import confidence_interval
+
+    result = xr.Dataset.from_dict(json.loads(str(np.asarray(args["result_json"]).ravel()[0])))
+    level = float(np.asarray(args["level"]).ravel()[0])
+    return result_to_r(confidence_interval(result.drop_vars(["lower", "upper"], errors="ignore"), level))
+
+
+def call_read(args):
+    """A report file (.nc, .zarr or .csv with its spec line) or a result file (.nc, .json)."""
+    from pathlib import Path
+
+    from .io import read_result
+    from .results import confidence_interval
+
+    path = Path(str(np.asarray(args["path"]).ravel()[0]))
+    kind = _file_kind(path)
+    if kind == "reports":
+        from .pipeline import stream_reports
+        from .reports import read_reports
+
+        if path.suffix.lower() == ".csv":
+            chunks = list(stream_reports(path, None, None))
+            if not chunks:
+                raise ParameterError(f"{path}: the file holds no reports")
+            values = np.concatenate([chunk.values for chunk in chunks])
+            from .reports import Reports
+
+            return _reports_to_r(Reports._wrap(values, chunks[0].mechanism, rng=chunks[0].data.attrs["rng"]))
+        return _reports_to_r(read_reports(path))
+    result = read_result(path)
+    if "lower" not in result:
+        result = confidence_interval(result, 0.95)
     return result_to_r(result)
 
 
-CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate}
+def _file_kind(path) -> str:
+    from .errors import DataError
+    from .io import SPEC_PREFIX
+
+    if not path.exists():
+        raise DataError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".zarr":
+        return "reports"
+    if suffix == ".csv":
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            return "reports" if handle.readline().startswith(SPEC_PREFIX) else "result"
+    if suffix == ".nc":
+        with xr.open_dataset(path, engine="netcdf4") as opened:
+            return "reports" if "reports" in opened.data_vars else "result"
+    if suffix == ".json":
+        return "result"
+    raise ParameterError(f"{path}: ldp_read() reads .nc, .zarr, .csv and .json files")
+
+
+def call_plan(args):
+    from .planning import plan
+
+    def scalar(key, kind):
+        value = args.get(key)
+        return None if value is None else kind(np.asarray(value).ravel()[0])
+
+    table = plan(scalar("mechanism", str) or "all", d=scalar("d", int), epsilon=scalar("epsilon", float),
+                 n=scalar("n", int), stderr=scalar("stderr", float))
+    table = table.assign(parameters=[json.dumps(p) if not isinstance(p, str) else p for p in table["parameters"]])
+    return table_to_r(table)
+
+
+CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate,
+         "interval": call_interval, "read": call_read, "plan": call_plan}
 
 
 def dispatch(name: str) -> None:
-    """Run ``name`` with the arguments in ``ldpest:::.bridge$args``; write ``result`` or ``error``."""
+    """Run ``name`` with the arguments in ``ldpest:::.bridge$args``; write ``result``, or ``error``
+    (the message only: R users get one condition), and the Python ``warnings`` raised."""
+    import warnings
+
     ro = _ro()
     bridge = ro.r("ldpest:::.bridge")
-    try:
-        bridge["error"] = ro.NULL
-        args = r_to_python(bridge["args"], whole_numbers_as_int=True) if "args" in list(bridge.keys()) else {}
-        if isinstance(args, list):
-            args = {}
-        if str(name) not in CALLS:
-            raise ParameterError(f"unknown bridge call {name!r}")
-        bridge["result"] = CALLS[str(name)](args)
-    except LdpestError as exc:
-        from .errors import DataError
+    bridge["error"] = ro.NULL
+    bridge["warnings"] = ro.NULL
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            args = r_to_python(bridge["args"], whole_numbers_as_int=True) if "args" in list(bridge.keys()) else {}
+            if isinstance(args, list):
+                args = {}
+            if str(name) not in CALLS:
+                raise ParameterError(f"unknown bridge call {name!r}")
+            bridge["result"] = CALLS[str(name)](args)
+        except LdpestError as exc:
+            from .errors import DataError
 
-        message = str(exc)
-        if isinstance(exc, DataError) and exc.row is not None:  # R counts from 1
-            message = f"{exc.message} (first at element {exc.row + 1})"
-        bridge["error"] = ro.StrVector([message])
-    except Exception as exc:  # a bug: the R user still gets an R error, with the cause
-        bridge["error"] = ro.StrVector([f"internal error {type(exc).__name__}: {exc}\n{traceback.format_exc()}"])
+            message = str(exc)
+            if isinstance(exc, DataError) and exc.row is not None:  # R counts from 1
+                message = f"{exc.message} (first at element {exc.row + 1})"
+            bridge["error"] = ro.StrVector([message])
+        except Exception as exc:  # a bug: one R error naming it; the traceback only on request
+            detail = f"\n{traceback.format_exc()}" if _debugging() else " (options(ldpest.debug = TRUE) shows where)"
+            bridge["error"] = ro.StrVector([f"internal error {type(exc).__name__}: {exc}{detail}"])
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    if messages:
+        bridge["warnings"] = ro.StrVector(messages)
+
+
+def _debugging() -> bool:
+    ro = _ro()
+    flag = ro.baseenv["getOption"]("ldpest.debug")
+    return not isinstance(flag, type(ro.NULL)) and bool(flag[0])
 
 
 def register_in_r() -> None:

@@ -20,6 +20,9 @@ Rscript -e '
   if (failed > 0 || skipped > 0 || sum(res$passed) == 0) quit(status = 1)
 '
 
+# Each exported function from a bare Rscript / R -f, and install_ldpest() into a fresh library.
+bash "$ROOT/scripts/test-r-smoke.sh" --install
+
 # The package as CRAN would check it (offline; no LaTeX here, so no manual).
 cd "$SCRATCH"
 R CMD build "$ROOT/r-bindings" >/dev/null

@@ -5,8 +5,9 @@
 
 #' Which Python ldpest uses
 #'
-#' Set the environment variable LDPEST_PYTHON (or RETICULATE_PYTHON) to the
-#' python of an environment where ldpest[r] is installed, before the first call.
+#' The environment made by install_ldpest(), found without any setting; or the
+#' python named by the environment variable LDPEST_PYTHON (or RETICULATE_PYTHON),
+#' set before the first call.
 #' @return the path of the Python interpreter in use.
 ldp_python <- function() {
   .ensure_python()
@@ -15,7 +16,12 @@ ldp_python <- function() {
 
 .ensure_python <- function() {
   if (!is.null(.bridge$dispatch) || isTRUE(.bridge$ready)) return(invisible(TRUE))
+  # rpy2 loads the 'tools' namespace when it is imported; loading a namespace while R is inside a
+  # reticulate call aborts the process ("PyThreadState_Get ... GIL is released") in a bare
+  # Rscript --vanilla, so it is loaded here first (tests: scripts/test-r-smoke.sh)
+  loadNamespace("tools")
   python <- Sys.getenv("LDPEST_PYTHON", Sys.getenv("RETICULATE_PYTHON", ""))
+  if (!nzchar(python) && file.exists(.default_python())) python <- .default_python()
   if (nzchar(python)) Sys.setenv(RETICULATE_PYTHON = python)
   # reticulate mistakes any pyproject.toml in the working directory for a Poetry project
   module <- tryCatch(suppressWarnings(reticulate::import("ldpest.rbridge", convert = FALSE)),
@@ -38,11 +44,51 @@ ldp_python <- function() {
   } else {
     suppressWarnings(.bridge$module$dispatch(name))  # R started first (reticulate)
   }
-  if (!is.null(.bridge$error)) stop(.bridge$error, call. = FALSE)
+  for (message in .bridge$warnings) warning(.condition(message, "warning"))
+  if (!is.null(.bridge$error)) stop(.condition(.bridge$error, "error"))
   .bridge$result
+}
+
+# One R condition per Python error or warning, with the Python message only (class ldpest_error
+# or ldpest_warning, so tryCatch(..., ldpest_error = ) can single them out).
+.condition <- function(message, kind) {
+  structure(class = c(paste0("ldpest_", kind), kind, "condition"),
+            list(message = paste0("ldpest: ", message), call = NULL))
 }
 
 .check_no_na <- function(x, what) {
   if (anyNA(x)) stop(sprintf("%s: %d value(s) are NA", what, sum(is.na(x))), call. = FALSE)
   invisible(x)
+}
+
+.default_env <- function() file.path(tools::R_user_dir("ldpest", "data"), "python")
+.default_python <- function() file.path(.default_env(), "bin", "python")
+
+#' Create (or reuse) the Python environment ldpest needs
+#'
+#' Makes a virtual environment with the Python package ldpest and rpy2 (the
+#' versions that work with this R) in \code{envdir}, where later sessions find it
+#' without any environment variable. Run it once after installing the R package.
+#' @param source where pip takes ldpest from: a source folder or archive of the
+#'   Python package (the repository's root), or "ldpest" for the package index.
+#' @param envdir the environment's folder (default: the user data folder of R).
+#' @param python the Python (3.11 or later) that creates the environment.
+#' @return the environment's python, invisibly.
+install_ldpest <- function(source = "ldpest", envdir = .default_env(), python = Sys.which("python3")) {
+  if (!nzchar(python)) stop(.condition("no python3 found: give install_ldpest(python = ...)", "error"))
+  target <- file.path(envdir, "bin", "python")
+  run <- function(command, args) {
+    # R's LD_LIBRARY_PATH (its ldpaths) would make this python load the system's libpython
+    status <- system2(command, args, env = "LD_LIBRARY_PATH=")
+    if (status != 0) stop(.condition(sprintf("'%s %s' failed (exit %d)", command,
+                                             paste(args, collapse = " "), status), "error"))
+  }
+  if (!file.exists(target)) {
+    dir.create(dirname(envdir), recursive = TRUE, showWarnings = FALSE)
+    run(python, c("-m", "venv", shQuote(envdir)))
+  }
+  requirement <- if (dir.exists(source)) paste0(normalizePath(source), "[r]") else paste0(source, "[r]")
+  run(target, c("-m", "pip", "install", "--quiet", "--disable-pip-version-check", shQuote(requirement)))
+  message("ldpest: Python environment ready at ", envdir)
+  invisible(target)
 }

@@ -7,70 +7,239 @@ ldp_plugins <- function() {
 
 #' Privatise data as each person's device would
 #'
-#' @param x data: a vector of labels (multinomial mechanisms), a numeric vector
-#'   or matrix / data.frame of numbers (histograms: one column per dimension;
-#'   series: values in [0, 1]).
+#' @param x data: a vector of labels or a factor (multinomial mechanisms; a
+#'   factor's levels are the categories unless categories is given), a numeric
+#'   vector or matrix / data.frame of numbers (histograms: one column per
+#'   dimension, whose names name the result's dims; series: values in [0, 1]).
 #' @param mechanism a mechanism name, e.g. "randomized-response".
-#' @param epsilon the privacy level (> 0; there is no default).
-#' @param ... the mechanism's parameters (categories, low, high, bins, basis, k, ...).
+#' @param epsilon the privacy level (> 0; there is no default). For
+#'   randomized response, keep = p (the probability of reporting the truth) may
+#'   be given instead.
+#' @param ... the mechanism's parameters (categories, keep, low, high, bins, basis, k, ...).
 #' @param seed NULL (default) draws the noise from the operating system's
 #'   cryptographically secure generator; an integer gives reproducible noise,
 #'   for simulations only (set.seed() does not reach Python).
 #' @return an "ldp_reports" object: values, spec (JSON), mechanism, epsilon.
-ldp_privatize <- function(x, mechanism, epsilon, ..., seed = NULL) {
-  if (is.data.frame(x)) x <- as.matrix(x)
-  if (is.factor(x)) x <- as.character(x)
-  .check_no_na(x, "data")
-  .call("privatize", list(data = x, mechanism = mechanism,
-                          params = c(list(epsilon = epsilon), list(...)), seed = seed))
+ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL) {
+  data <- .data_args(x)
+  .check_no_na(data$values, "data")
+  .call("privatize", c(list(data = data$values, mechanism = mechanism, params = .params(epsilon, ...), seed = seed),
+                       data$defaults))
+}
+
+.params <- function(epsilon, ...) {
+  params <- list(...)
+  if (!is.null(epsilon)) params$epsilon <- epsilon
+  params
+}
+
+# A factor becomes its labels (its levels the default categories); a data.frame a matrix (its
+# column names the default names of the result's dims).
+.data_args <- function(x) {
+  defaults <- list()
+  if (is.factor(x)) {
+    defaults$levels <- levels(x)
+    x <- as.character(x)
+  }
+  if (is.data.frame(x)) {
+    defaults$columns <- colnames(x)
+    x <- as.matrix(x)
+  } else if (is.matrix(x) && !is.null(colnames(x))) {
+    defaults$columns <- colnames(x)
+  }
+  list(values = x, defaults = defaults)
 }
 
 #' Estimate from privatised reports
 #'
-#' @param reports an "ldp_reports" object from ldp_privatize(), or reports
-#'   collected elsewhere (a vector of labels, or a matrix with one column per
-#'   report coordinate) together with mechanism, epsilon and its parameters.
+#' @param reports an "ldp_reports" object from ldp_privatize() or ldp_read(), or
+#'   reports collected elsewhere (a vector of labels or a factor, or a matrix
+#'   with one column per report coordinate) together with mechanism, epsilon
+#'   (or keep) and its parameters.
 #' @param estimator NULL for the mechanism's default, or a name ("frequency",
 #'   "histogram-mean", "histogram-cdf", "series").
 #' @param mechanism,epsilon,... for reports collected elsewhere.
 #' @param projection NULL (the estimator's default), "simplex", "positive" or "none".
 #' @param level confidence level of the lower / upper attributes.
 #' @param estimator_params a list of further estimator parameters (e.g. grid).
-#' @return an array of the estimate with dimnames (category, or the input
-#'   dims), and attributes stderr, unprojected, lower, upper, epsilon, n,
-#'   estimator, mechanism, projection, mechanism_spec and table (a data.frame).
+#' @param by NULL, or a vector (or factor) with one group per report: one
+#'   estimate per group, as an "ldp_estimates" list.
+#' @param codes "labels" (default), or "0-based" / "1-based" when collected
+#'   reports are positions in the categories (pure-ldp, multi-freq-ldpy).
+#' @return an "ldp_estimate": an array of the estimate with dimnames (category,
+#'   or the input dims) and attributes stderr, unprojected, lower, upper,
+#'   epsilon, n, estimator, mechanism, projection and mechanism_spec. Methods:
+#'   print, summary, confint, coef, as.data.frame, plot.
 ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = NULL, ...,
-                         projection = NULL, level = 0.95, estimator_params = list()) {
+                         projection = NULL, level = 0.95, estimator_params = list(), by = NULL,
+                         codes = "labels") {
   options <- estimator_params
   if (!is.null(projection)) options$projection <- projection
   if (inherits(reports, "ldp_reports")) {
-    if (!is.null(mechanism)) stop("the reports carry their own mechanism; do not pass mechanism", call. = FALSE)
+    if (!is.null(mechanism)) stop(.condition("the reports carry their own mechanism; do not pass mechanism", "error"))
     args <- list(reports = reports$values, spec = reports$spec)
   } else {
-    if (is.null(mechanism)) stop("mechanism is needed for reports collected elsewhere", call. = FALSE)
-    if (is.data.frame(reports)) reports <- as.matrix(reports)
-    if (is.factor(reports)) reports <- as.character(reports)
-    params <- list(...)
-    if (!is.null(epsilon)) params$epsilon <- epsilon
-    args <- list(reports = reports, mechanism = mechanism, params = params)
+    if (is.null(mechanism)) stop(.condition("mechanism is needed for reports collected elsewhere", "error"))
+    data <- .data_args(reports)
+    args <- c(list(reports = data$values, mechanism = mechanism, params = .params(epsilon, ...)), data$defaults)
   }
   .check_no_na(args$reports, "reports")
+  if (!is.null(by)) {
+    .check_no_na(by, "by")
+    if (is.factor(by)) args$by_levels <- levels(by)
+    args$by <- as.character(by)
+  }
   args$estimator <- estimator
   args$estimator_params <- options
   args$level <- level
+  args$codes <- codes
   .call("estimate", args)
 }
 
-print.ldp_estimate <- function(x, ...) {
+#' Read a report or result file written by the ldpest command line or Python
+#'
+#' @param path a report file (.nc or .zarr, or .csv with its #ldpest-spec line)
+#'   or a result file (.nc or .json; a result .csv is a plain table for read.csv()).
+#' @return an "ldp_reports" or an "ldp_estimate" object.
+ldp_read <- function(path) {
+  .call("read", list(path = normalizePath(path, mustWork = FALSE)))
+}
+
+#' Sample size, standard error or epsilon of the frequency oracles
+#'
+#' Give two of epsilon, n and stderr (the worst-case standard error of one
+#' category's frequency); the third is computed for each mechanism.
+#' @param d the number of categories.
+#' @param epsilon,n,stderr two of them.
+#' @param mechanism "all" (one row per mechanism, best first), "auto" or a name.
+#' @return a data.frame: mechanism, d, epsilon, n, stderr, rmse, report_bits, parameters, auto.
+ldp_plan <- function(d, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all") {
+  .call("plan", list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism))
+}
+
+# -- results as R objects -------------------------------------------------------------------
+
+# The estimate as a data.frame computed from the object's values (dims, estimate, stderr, lower, upper).
+.estimate_table <- function(x) {
+  dn <- dimnames(x)
+  grid <- if (is.null(dn)) data.frame(index = seq_along(x)) else
+    expand.grid(lapply(dn, function(v) { n <- suppressWarnings(as.numeric(v)); if (anyNA(n)) v else n }),
+                KEEP.OUT.ATTRS = FALSE, stringsAsFactors = FALSE)
+  table <- data.frame(grid, estimate = as.vector(unclass(x)))
+  for (name in c("stderr", "lower", "upper")) {
+    value <- attr(x, name)
+    if (!is.null(value)) table[[name]] <- as.vector(value)
+  }
+  names(table)[names(table) == "estimate"] <- if (is.null(attr(x, "estimate_variable"))) "estimate" else
+    attr(x, "estimate_variable")
+  rownames(table) <- NULL
+  table
+}
+
+print.ldp_estimate <- function(x, digits = 4, ...) {
   cat(sprintf("%s from %s (epsilon = %g, n = %d, projection = %s)\n", attr(x, "estimator"),
               attr(x, "mechanism"), attr(x, "epsilon"), as.integer(attr(x, "n")), attr(x, "projection")))
-  table <- attr(x, "table")
-  print(utils::head(table, 40), row.names = FALSE)
+  table <- .estimate_table(x)
+  if (!is.null(attr(x, "confidence_level")))
+    cat(sprintf("lower/upper: %g%% interval (%s) of the unprojected estimate\n",
+                100 * attr(x, "confidence_level"), attr(x, "interval_method")))
+  print(utils::head(table, 40), row.names = FALSE, digits = digits)
   if (nrow(table) > 40) cat(sprintf("... (%d more rows)\n", nrow(table) - 40))
   invisible(x)
 }
 
-as.data.frame.ldp_estimate <- function(x, ...) attr(x, "table")
+as.data.frame.ldp_estimate <- function(x, row.names = NULL, optional = FALSE, ...) .estimate_table(x)
+
+summary.ldp_estimate <- function(object, ...) {
+  structure(list(table = .estimate_table(object), attrs = attributes(object)[c("estimator", "mechanism", "epsilon",
+                                                                                 "n", "projection")]),
+            class = "summary.ldp_estimate")
+}
+
+print.summary.ldp_estimate <- function(x, ...) {
+  a <- x$attrs
+  cat(sprintf("Estimate by %s from %d reports of %s at epsilon = %g (projection %s)\n\n", a$estimator,
+              as.integer(a$n), a$mechanism, a$epsilon, a$projection))
+  print(x$table, row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+coef.ldp_estimate <- function(object, ...) {
+  if (!is.null(attr(object, "coefficient"))) return(as.vector(attr(object, "coefficient")))
+  values <- as.vector(unclass(object))
+  dn <- dimnames(object)
+  if (length(dn) == 1) names(values) <- dn[[1]]
+  if (length(dn) > 1) names(values) <- do.call(paste, c(expand.grid(dn, stringsAsFactors = FALSE), sep = ":"))
+  values
+}
+
+confint.ldp_estimate <- function(object, parm, level = 0.95, ...) {
+  same <- !is.null(attr(object, "confidence_level")) && isTRUE(all.equal(level, attr(object, "confidence_level")))
+  source <- if (same) object else .call("interval", list(result_json = attr(object, "result_json"), level = level))
+  bounds <- cbind(as.vector(attr(source, "lower")), as.vector(attr(source, "upper")))
+  colnames(bounds) <- sprintf("%g %%", 100 * c((1 - level) / 2, (1 + level) / 2))
+  rownames(bounds) <- names(coef.ldp_estimate(structure(unclass(object), coefficient = NULL)))
+  if (!missing(parm)) bounds <- bounds[parm, , drop = FALSE]
+  bounds
+}
+
+plot.ldp_estimate <- function(x, main = NULL, ...) {
+  table <- .estimate_table(x)
+  value <- names(table)[ncol(table) - 3]
+  title <- if (is.null(main)) sprintf("%s\n%s, epsilon = %g, n = %d", value, attr(x, "mechanism"),
+                                      attr(x, "epsilon"), as.integer(attr(x, "n"))) else main
+  if (length(dim(x)) == 2) {
+    dn <- dimnames(x)
+    axis <- function(v) { n <- suppressWarnings(as.numeric(v)); if (anyNA(n)) seq_along(v) else n }
+    graphics::image(axis(dn[[1]]), axis(dn[[2]]), matrix(unclass(x), nrow = dim(x)[1]),
+                    xlab = names(dn)[1], ylab = names(dn)[2], main = title, ...)
+    return(invisible(x))
+  }
+  at <- table[[1]]
+  if (is.numeric(at)) {
+    ylim <- range(c(table$lower, table$upper, table[[value]]), finite = TRUE)
+    graphics::plot(at, table[[value]], type = "n", ylim = ylim, xlab = names(table)[1], ylab = value,
+                   main = title, ...)
+    graphics::polygon(c(at, rev(at)), c(table$lower, rev(table$upper)), col = "grey85", border = NA)
+    graphics::lines(at, table[[value]], lwd = 2)
+    graphics::legend("topright", c("estimate", "interval of the unprojected estimate"), lwd = c(2, 8),
+                     col = c("black", "grey85"), bty = "n")
+  } else {
+    ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
+    centres <- graphics::barplot(table[[value]], names.arg = at, ylim = ylim, ylab = value, main = title, ...)
+    graphics::arrows(centres, table$lower, centres, table$upper, angle = 90, code = 3, length = 0.05)
+  }
+  invisible(x)
+}
+
+# Arithmetic and rounding give plain labelled arrays: the standard errors would no longer fit.
+.plain <- function(x) {
+  if (!inherits(x, "ldp_estimate")) return(x)
+  keep <- attributes(x)[intersect(names(attributes(x)), c("dim", "dimnames", "names"))]
+  x <- unclass(x)
+  attributes(x) <- keep
+  x
+}
+
+Ops.ldp_estimate <- function(e1, e2) {
+  if (missing(e2)) return(get(.Generic)(.plain(e1)))
+  get(.Generic)(.plain(e1), .plain(e2))
+}
+
+Math.ldp_estimate <- function(x, ...) get(.Generic)(.plain(x), ...)
+
+print.ldp_estimates <- function(x, ...) {
+  for (group in names(x)) {
+    cat(sprintf("== %s\n", group))
+    print(x[[group]], ...)
+  }
+  invisible(x)
+}
+
+as.data.frame.ldp_estimates <- function(x, row.names = NULL, optional = FALSE, ...) {
+  parts <- lapply(names(x), function(group) data.frame(group = group, .estimate_table(x[[group]])))
+  do.call(rbind, parts)
+}
 
 print.ldp_reports <- function(x, ...) {
   n <- if (is.matrix(x$values)) nrow(x$values) else length(x$values)

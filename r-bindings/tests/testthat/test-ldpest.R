@@ -42,7 +42,8 @@ test_that("factors and integer categories work", {
   r <- ldp_privatize(factor(c("lo", "hi", "hi")), "randomized-response", epsilon = 1, categories = c("lo", "hi"), seed = 1)
   expect_equal(length(r$values), 3)
   r <- ldp_privatize(c(1, 2, 3, 3), "randomized-response", epsilon = 1, categories = 1:3, seed = 1)
-  expect_equal(dimnames(ldp_estimate(r))$category, c("1", "2", "3"))
+  expect_warning(p <- ldp_estimate(r), "uninformative", class = "ldpest_warning")
+  expect_equal(dimnames(p)$category, c("1", "2", "3"))
 })
 
 test_that("reports collected elsewhere are estimated from their parameters", {
@@ -100,4 +101,150 @@ test_that("the secure generator is the default and seeds reproduce", {
   b1 <- ldp_privatize(rep("a", 50), "randomized-response", epsilon = 0.1, categories = c("a", "b", "c"), seed = 9)
   b2 <- ldp_privatize(rep("a", 50), "randomized-response", epsilon = 0.1, categories = c("a", "b", "c"), seed = 9)
   expect_identical(b1$values, b2$values)
+})
+
+# -- R-native results (issue 13) ------------------------------------------------------------
+.survey <- function(n = 10000, seed = 7, epsilon = 2, ...) {
+  x <- factor(rep(c("car", "bus", "bike", "bus"), n / 4), levels = c("car", "bus", "bike"))
+  ldp_privatize(x, "randomized-response", epsilon = epsilon, seed = seed, ...)
+}
+
+test_that("a factor's levels are the default categories, in their order", {
+  p <- ldp_estimate(.survey())
+  expect_equal(dimnames(p), list(category = c("car", "bus", "bike")))
+  collected <- factor(c("no", "yes", "no"), levels = c("yes", "no"))
+  q <- suppressWarnings(ldp_estimate(collected, mechanism = "randomized-response", epsilon = 1))
+  expect_equal(dimnames(q)$category, c("yes", "no"))
+})
+
+test_that("print, summary and as.data.frame are computed from the values", {
+  p <- ldp_estimate(.survey())
+  table <- as.data.frame(p)
+  expect_equal(names(table), c("category", "probability", "stderr", "lower", "upper"))
+  expect_equal(table$probability, as.vector(unclass(p)))
+  expect_equal(table$stderr, as.vector(attr(p, "stderr")))
+  printed <- capture.output(print(p))
+  expect_match(printed[1], "frequency from randomized-response \\(epsilon = 2, n = 10000")
+  expect_true(any(grepl(sprintf("%.4f", table$probability[2]), printed, fixed = TRUE)))
+  expect_s3_class(summary(p), "summary.ldp_estimate")
+  expect_match(capture.output(print(summary(p)))[1], "Estimate by frequency from 10000 reports")
+})
+
+test_that("arithmetic gives a plain labelled array that prints its own values", {
+  p <- ldp_estimate(.survey())
+  percent <- round(p * 100, 1)
+  expect_false(inherits(percent, "ldp_estimate"))
+  expect_null(attr(percent, "stderr"))
+  expect_equal(names(dimnames(percent)), "category")
+  expect_equal(as.vector(percent), round(as.vector(unclass(p)) * 100, 1))
+  expect_equal(trimws(capture.output(print(percent))[3]), paste(format(as.vector(percent), nsmall = 1), collapse = " "))
+})
+
+test_that("coef and confint; confint at another level recomputes the exact interval", {
+  p <- ldp_estimate(.survey())
+  expect_equal(coef(p), c(car = p[["car"]], bus = p[["bus"]], bike = p[["bike"]]))
+  ci <- confint(p)
+  expect_equal(dim(ci), c(3L, 2L))
+  expect_equal(colnames(ci), c("2.5 %", "97.5 %"))
+  expect_equal(unname(ci[, 1]), as.vector(attr(p, "lower")))
+  narrow <- confint(p, level = 0.5)
+  expect_true(all(narrow[, 1] > ci[, 1] & narrow[, 2] < ci[, 2]))
+  again <- ldp_estimate(.survey(), level = 0.5)
+  expect_equal(unname(narrow[, 1]), as.vector(attr(again, "lower")), tolerance = 1e-12)
+  expect_equal(confint(p, "bus"), ci["bus", , drop = FALSE])
+  s <- ldp_estimate(ldp_privatize(rbeta(2000, 2, 2), "linf-sampling", epsilon = 1, basis = "trigonometric",
+                                  k = 3, seed = 4))
+  expect_equal(coef(s), as.vector(attr(s, "coefficient")))
+})
+
+test_that("plot draws bars, a density band and a 2-D image with base graphics", {
+  file <- tempfile(fileext = ".png")
+  grDevices::png(file)
+  on.exit({ grDevices::dev.off(); unlink(file) })
+  p <- ldp_estimate(.survey())
+  expect_identical(plot(p), p)
+  s <- ldp_estimate(ldp_privatize(runif(2000), "linf-sampling", epsilon = 1, basis = "trigonometric", k = 3,
+                                  seed = 4))
+  expect_identical(plot(s), s)
+  x <- data.frame(age = runif(2000, 18, 90), income = runif(2000, 0, 100))
+  d <- ldp_estimate(ldp_privatize(x, "laplace-histogram", epsilon = 1, low = c(18, 0), high = c(90, 100),
+                                  bins = c(3, 2), seed = 2))
+  expect_equal(names(dimnames(d)), c("age", "income"))  # the data.frame's column names
+  expect_identical(plot(d), d)
+})
+
+test_that("Python warnings are R warnings and errors one R condition without a traceback", {
+  expect_warning(ldp_estimate(c("a", "b"), mechanism = "randomized-response", epsilon = 1, categories = c("a", "b")),
+                 "uninformative", class = "ldpest_warning")
+  err <- tryCatch(ldp_estimate(c("a", "z"), mechanism = "randomized-response", epsilon = 1, categories = c("a", "b")),
+                  ldpest_error = function(e) e)
+  expect_s3_class(err, "ldpest_error")
+  expect_match(conditionMessage(err), "^ldpest: reports: 1 value\\(s\\) outside .* \\(first at element 2\\)$")
+  expect_false(grepl("Traceback", conditionMessage(err)))
+  expect_error(ldp_estimate(c("a", "b"), mechanism = "no-such-mechanism", epsilon = 1), class = "ldpest_error")
+})
+
+test_that("keep probability instead of epsilon, and codes of collected reports", {
+  r <- .survey(epsilon = NULL, keep = 0.8)
+  expect_equal(r$epsilon, log(0.8 * 2 / 0.2))
+  p <- suppressWarnings(ldp_estimate(c(0, 2, 1, 1), mechanism = "randomized-response", keep = 0.8,
+                                     categories = c("a", "b", "c"), codes = "0-based"))
+  expect_equal(attr(p, "count"), array(c(1, 2, 1), dim = 3, dimnames = list(category = c("a", "b", "c"))))
+})
+
+test_that("estimates by group", {
+  x <- c(rep("yes", 3000), rep("no", 1000), rep("yes", 1000), rep("no", 3000))
+  region <- factor(rep(c("south", "north"), each = 4000), levels = c("south", "north"))
+  r <- ldp_privatize(x, "randomized-response", epsilon = 2, categories = c("yes", "no"), seed = 3)
+  g <- ldp_estimate(r, by = region)
+  expect_s3_class(g, "ldp_estimates")
+  expect_equal(names(g), c("south", "north"))
+  expect_equal(attr(g$south, "n"), 4000)
+  z <- abs(attr(g$south, "unprojected") - c(yes = 0.75, no = 0.25)) / attr(g$south, "stderr")
+  expect_true(all(z < 5))
+  z <- abs(attr(g$north, "unprojected") - c(yes = 0.25, no = 0.75)) / attr(g$north, "stderr")
+  expect_true(all(z < 5))
+  table <- as.data.frame(g)
+  expect_equal(table$group, rep(c("south", "north"), each = 2))
+  expect_error(ldp_estimate(r, by = c("a", "b")), "by has 2 value", class = "ldpest_error")
+})
+
+test_that("the sample-size helper agrees with the Python planner's formula", {
+  plan <- ldp_plan(d = 10, epsilon = 1, stderr = 0.01, mechanism = "randomized-response")
+  e <- exp(1)
+  p <- e / (e + 9); q <- 1 / (e + 9)
+  worst <- max(sapply(seq(0, 1, by = 1e-4), function(t) { pi <- q + (p - q) * t; pi * (1 - pi) })) / (p - q)^2
+  expect_equal(plan$n, ceiling(worst / 0.01^2), tolerance = 1e-3)
+  expect_true(all(c("mechanism", "n", "stderr", "auto") %in% names(ldp_plan(d = 4, epsilon = 1, n = 1000))))
+})
+
+test_that("ldp_read reads the command line's report and result files", {
+  folder <- tempfile()
+  dir.create(folder)
+  on.exit(unlink(folder, recursive = TRUE))
+  python <- Sys.getenv("LDPEST_PYTHON")
+  skip_if(!nzchar(python), "LDPEST_PYTHON names the python whose ldpest CLI is used")
+  cli <- file.path(dirname(python), "ldpest")
+  writeLines(c("answer", rep(c("yes", "no", "no"), 400)), file.path(folder, "answers.csv"))
+  for (out in c("reports.csv", "reports.nc")) {
+    status <- system2(cli, c("privatize", file.path(folder, "answers.csv"), "-c", "answer", "-m",
+                             "randomized-response", "-e", "1", "--categories", "yes,no", "-o",
+                             file.path(folder, out), "--no-progress"), stdout = FALSE, stderr = FALSE)
+    expect_equal(status, 0)
+    r <- ldp_read(file.path(folder, out))
+    expect_s3_class(r, "ldp_reports")
+    expect_equal(length(r$values), 1200)
+    expect_equal(r$epsilon, 1)
+  }
+  for (out in c("result.nc", "result.json")) {
+    status <- system2(cli, c("estimate", file.path(folder, "reports.nc"), "-o", file.path(folder, out),
+                             "--no-progress"), stdout = FALSE, stderr = FALSE)
+    expect_equal(status, 0)
+    p <- ldp_read(file.path(folder, out))
+    expect_s3_class(p, "ldp_estimate")
+    expect_equal(dimnames(p), list(category = c("yes", "no")))
+    expect_equal(as.vector(unclass(p)), as.vector(unclass(ldp_estimate(ldp_read(file.path(folder, "reports.nc"))))),
+                 tolerance = 1e-12)
+  }
+  expect_error(ldp_read(file.path(folder, "none.nc")), "no such file", class = "ldpest_error")
 })
