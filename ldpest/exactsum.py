@@ -26,6 +26,10 @@ _HALF_MASK = (1 << _HALF) - 1
 _BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
 _LATTICE_BLOCK = 1 << 20  # values per block of the lattice fast path (cache-sized)
 _LATTICE_LIMIT = 1 << 40  # |units| below this and <= 2^20 rows per block: int64 block sums cannot overflow
+_GRAM_SHIFT = 16  # lattice units below 2^31 split into halves of 15 (signed) and 16 bits
+_GRAM_LIMIT = 1 << 31
+_EXACT_FLOAT = 1 << 53  # integers below this are exact in float64
+_GRAM_BLOCK = 1 << 16  # rows per block (cache-sized); exactness needs at most 2^20: 2^20 (2^16)^2 = 2^52 < 2^53
 
 
 class ExactSum:
@@ -86,6 +90,66 @@ class ExactSum:
                 return None
             total = total + units.sum(axis=0).astype(object)  # block sums < 2^62; Python ints beyond
         return cls(total, exponent - 1, values.shape[1:])
+
+    @classmethod
+    def gram(cls, values, step: float | None = None) -> "ExactSum":
+        """Exact ``sum_i outer(v_i, v_i)`` over the rows of ``values`` (shape ``(n, k)``), as an
+        ExactSum of shape ``(k * k,)`` (row-major), equal to the exact sum of the products."""
+        return cls.sums_and_gram(values, step)[1]
+
+    @classmethod
+    def sums_and_gram(cls, values, step: float | None = None) -> tuple["ExactSum", "ExactSum"]:
+        """Exact column sums and exact ``sum_i outer(v_i, v_i)`` (shape ``(k * k,)``) in one pass.
+
+        On a lattice of ``step`` (a power of two) with units below 2^31, each block of rows
+        is multiplied with BLAS in float64, which is exact in any summation order when every
+        partial sum is an integer below 2^53: one product when ``rows * max|u|^2 < 2^53``,
+        else with the units split into 16-bit halves ``u = 2^16 h + l`` (three products, each
+        below 2^52).  Memory stays one block; off the lattice the products are summed block by
+        block on the general path.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim != 2:
+            raise ValueError(f"gram needs a 2-D array, got shape {values.shape}")
+        n, k = values.shape
+        fast = cls._sums_and_gram_lattice(values, step) if step is not None else None
+        if fast is not None:
+            return fast
+        total = cls.zeros((k * k,))
+        rows = max(1, _BLOCK // max(1, k * k))
+        for start in range(0, n, rows):
+            block = values[start:start + rows]
+            total = total + cls.of((block[:, :, None] * block[:, None, :]).reshape(len(block), k * k))
+        return cls.of(values, step), total
+
+    @classmethod
+    def _sums_and_gram_lattice(cls, values: np.ndarray, step: float):
+        mantissa, exponent = math.frexp(step)
+        n, k = values.shape
+        if mantissa != 0.5 or n == 0:
+            return None
+        inverse = 1.0 / step  # exact: a power of two
+        sums = np.zeros(k, dtype=object)
+        gram = np.zeros(k * k, dtype=object)
+        for start in range(0, n, _GRAM_BLOCK):
+            scaled = values[start:start + _GRAM_BLOCK] * inverse
+            units = scaled.astype(np.int64)  # NaN/inf/huge values give garbage and fail the check
+            if not np.array_equal(units, scaled):
+                return None
+            largest = int(np.abs(units).max())
+            if largest >= _GRAM_LIMIT:
+                return None
+            sums = sums + units.sum(axis=0).astype(object)
+            if len(units) * largest * largest < _EXACT_FLOAT:
+                block = (scaled.T @ scaled).astype(np.int64).astype(object)  # every partial sum exact
+            else:
+                high = (units >> _GRAM_SHIFT).astype(np.float64)  # floor: 0 <= low < 2^16
+                low = (units & ((1 << _GRAM_SHIFT) - 1)).astype(np.float64)
+                hl = (high.T @ low).astype(np.int64).astype(object)
+                block = ((high.T @ high).astype(np.int64).astype(object) * (1 << (2 * _GRAM_SHIFT))
+                         + (hl + hl.T) * (1 << _GRAM_SHIFT) + (low.T @ low).astype(np.int64).astype(object))
+            gram = gram + block.ravel()
+        return cls(sums, exponent - 1, (k,)), cls(gram, 2 * (exponent - 1), (k * k,))
 
     @classmethod
     def _of_block(cls, block: np.ndarray, shape) -> "ExactSum":

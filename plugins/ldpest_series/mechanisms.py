@@ -194,9 +194,9 @@ class LaplaceSeries(SeriesMechanism):
         return check_finite("reports", values.astype(np.float64))
 
     def coefficient_statistics(self, values):
-        products = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], self._k * self._k)
-        step = self._noise.step
-        return {"sums": ExactSum.of(values, step=step), "cross": ExactSum.of(products, step=step * step)}
+        """Exact sums of the reports and of their outer products (lattice sums: BLAS, no (n, k^2) array)."""
+        sums, cross = ExactSum.sums_and_gram(values, step=self._noise.step)
+        return {"sums": sums, "cross": cross}
 
     def covariance_floor(self) -> float:
         """The noise alone gives every direction at least its variance."""

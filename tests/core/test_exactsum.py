@@ -2,6 +2,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -31,3 +32,37 @@ def test_exact_sum_handles_large_blocks_and_subnormals():
     values = rng.laplace(size=(300_000, 3))
     values[::1000] = 5e-324
     assert np.array_equal(ExactSum.of(values).to_float(), [math.fsum(values[:, j]) for j in range(3)])
+
+
+# --- exact Gram matrices (issue 15: laplace-series without an (n, k^2) array) ----------------------
+def _exact_gram(values) -> list[int]:
+    """sum_i outer(v_i, v_i) in Python integers (values are integers)."""
+    rows = values.astype(np.int64).astype(object)
+    return sum(np.outer(row, row) for row in rows).ravel().tolist()
+
+
+@pytest.mark.parametrize("largest", [2 ** 10, 2 ** 20, 2 ** 31 - 1])  # one product, and the split halves
+def test_gram_on_a_lattice_is_the_exact_integer_sum(largest):
+    rng = np.random.default_rng(largest)
+    units = rng.integers(-largest, largest + 1, size=(3000, 5))
+    units[0, 0], units[1, 1] = largest, -largest
+    step = 2.0 ** -7
+    sums, gram = ExactSum.sums_and_gram(units * step, step)
+    assert [int(v) for v in gram.numerators] == _exact_gram(units) and gram.exponent == -14
+    assert [int(v) for v in sums.numerators] == units.sum(axis=0).tolist() and sums.exponent == -7
+    assert gram.shape == (25,) and sums.shape == (5,)
+
+
+def test_gram_equals_the_general_path_and_adds_over_chunks(monkeypatch):
+    from ldpest import exactsum
+
+    monkeypatch.setattr(exactsum, "_GRAM_BLOCK", 64)  # several blocks
+    rng = np.random.default_rng(1)
+    values = rng.integers(-40000, 40000, size=(1000, 4)) * 2.0 ** -8
+    whole = ExactSum.gram(values, 2.0 ** -8)
+    assert whole == ExactSum.of((values[:, :, None] * values[:, None, :]).reshape(1000, 16))
+    assert ExactSum.gram(values[:300], 2.0 ** -8) + ExactSum.gram(values[300:], 2.0 ** -8) == whole
+    off = values + 2.0 ** -20  # off the lattice: the general path, still exact
+    assert ExactSum.gram(off, 2.0 ** -8) == ExactSum.of((off[:, :, None] * off[:, None, :]).reshape(1000, 16))
+    with pytest.raises(ValueError, match="2-D"):
+        ExactSum.gram(values[:, 0], 2.0 ** -8)
