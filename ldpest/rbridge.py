@@ -79,16 +79,29 @@ def _ro():
 
 # -- Python -> R ---------------------------------------------------------------------
 def _vector(values):
+    """An R vector of ``values`` in R's column-major order; numbers are copied as one block of
+    memory (no Python object per element: 10^6 values in milliseconds)."""
     ro = _ro()
+    import rpy2.rinterface as ri
+
     values = np.asarray(values)
     flat = values.ravel(order="F")
     if values.dtype.kind == "b":
         return ro.BoolVector(flat.tolist())
-    if values.dtype.kind in "iu":
-        return ro.IntVector(flat.astype(np.int64).tolist())
-    if values.dtype.kind == "f":
-        return ro.FloatVector(flat.astype(np.float64))
+    if values.dtype.kind in "iu" and (flat.size == 0 or (flat.min() > -2 ** 31 and flat.max() < 2 ** 31)):
+        return ro.vectors.IntVector(ri.IntSexpVector.from_memoryview(memoryview(flat.astype(np.int32))))
+    if values.dtype.kind in "iuf":
+        return ro.vectors.FloatVector(ri.FloatSexpVector.from_memoryview(memoryview(
+            np.ascontiguousarray(flat, dtype=np.float64))))
     return ro.StrVector([str(v) for v in flat.tolist()])
+
+
+def _factor(codes, levels):
+    """An R factor from 0-based ``codes`` into ``levels`` (the strings cross once each)."""
+    ro = _ro()
+    factor = _vector(np.asarray(codes, dtype=np.int64) + 1)
+    factor.do_slot_assign("levels", ro.StrVector([str(level) for level in levels]))
+    return _classed(factor, "factor")
 
 
 def _label(value) -> str:
@@ -206,12 +219,13 @@ def r_to_python(obj, *, whole_numbers_as_int: bool = False):
             return {str(n): v for n, v in zip(names, values)}
         return values
     levels = _attribute(obj, "levels")
-    if levels is not None:  # a factor: its labels
+    if levels is not None:  # a factor: categorical labels without one Python string per element
+        import pandas as pd
+
         codes = np.asarray(obj, dtype=np.int64)
-        labels = np.asarray(list(levels), dtype=object)
         if (codes < 1).any():
             raise ParameterError("factor values are NA")
-        return labels[codes - 1]
+        return pd.Categorical.from_codes(codes - 1, categories=list(levels))
     if isinstance(obj, ro.vectors.StrVector):
         values = np.asarray(list(obj), dtype=object)
     elif isinstance(obj, ro.vectors.BoolVector):
@@ -285,8 +299,8 @@ def _params(args) -> dict:
 def _reports_to_r(reports):
     ro = _ro()
     mechanism = reports.mechanism
-    values = reports.labels() if mechanism.report_kind == "label" else reports.values
-    r_values = _vector(np.asarray(values))
+    values = reports.values
+    r_values = _factor(values, mechanism.categories) if mechanism.report_kind == "label" else _vector(values)
     if np.ndim(values) == 2:
         r_values.do_slot_assign("dim", ro.IntVector(list(np.shape(values))))
         dimnames = ro.ListVector.from_length(2)
@@ -311,6 +325,10 @@ def _mechanism(args):
 
 
 def _data(values):
+    import pandas as pd
+
+    if isinstance(values, pd.Categorical):
+        return values
     values = np.asarray(values)
     if values.dtype == object:
         try:
@@ -353,11 +371,24 @@ def _with_data_defaults(args) -> dict:
     return {**args, "params": params}
 
 
+def _labels_for(values, mechanism):
+    """R factor levels are strings: read them as the integers of integer categories."""
+    import pandas as pd
+
+    categories = getattr(mechanism, "categories", None)
+    if not isinstance(values, pd.Categorical) or not categories or not all(isinstance(c, int) for c in categories):
+        return values
+    try:
+        return values.rename_categories([int(level) for level in values.categories])
+    except ValueError:
+        return values
+
+
 def call_privatize(args):
     mech = _mechanism(_with_data_defaults(args))
     seed = args.get("seed")
     rng = "secure" if seed is None else int(np.asarray(seed).ravel()[0])
-    return _reports_to_r(mech.privatize(_data(args["data"]), rng=rng))
+    return _reports_to_r(mech.privatize(_labels_for(_data(args["data"]), mech), rng=rng))
 
 
 def _estimate(mech, values, args):
@@ -367,7 +398,7 @@ def _estimate(mech, values, args):
 
     codes = args.get("codes")
     codes = "labels" if codes is None else str(np.asarray(codes).ravel()[0])
-    reports = Reports.from_array(_data(values), mech, codes=codes)
+    reports = Reports.from_array(_labels_for(_data(values), mech), mech, codes=codes)
     name = args.get("estimator")
     name = str(np.asarray(name).ravel()[0]) if name is not None else mech.default_estimator
     estimator_params = args.get("estimator_params") or {}
@@ -388,7 +419,7 @@ def call_estimate(args):
     by = args.get("by")
     if by is None:
         return result_to_r(_estimate(mech, args["reports"], args))
-    values, groups = np.asarray(_data(args["reports"])), np.asarray(by, dtype=object).astype(str)
+    values, groups = _data(args["reports"]), np.asarray(by, dtype=object).astype(str)
     if len(groups) != len(values):
         raise ParameterError(f"by has {len(groups)} value(s) for {len(values)} reports")
     ro = _ro()

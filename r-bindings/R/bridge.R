@@ -57,7 +57,8 @@ ldp_python <- function() {
 }
 
 .check_no_na <- function(x, what) {
-  if (anyNA(x)) stop(sprintf("%s: %d value(s) are NA", what, sum(is.na(x))), call. = FALSE)
+  if (anyNA(x)) stop(.condition(sprintf("%s: %d value(s) are NA (first at element %d)", what, sum(is.na(x)),
+                                        which(is.na(x))[1]), "error"))
   invisible(x)
 }
 

@@ -21,8 +21,8 @@ ldp_plugins <- function() {
 #'   for simulations only (set.seed() does not reach Python).
 #' @return an "ldp_reports" object: values, spec (JSON), mechanism, epsilon.
 ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL) {
+  .check_no_na(x, "data")
   data <- .data_args(x)
-  .check_no_na(data$values, "data")
   .call("privatize", c(list(data = data$values, mechanism = mechanism, params = .params(epsilon, ...), seed = seed),
                        data$defaults))
 }
@@ -33,13 +33,16 @@ ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL) {
   params
 }
 
-# A factor becomes its labels (its levels the default categories); a data.frame a matrix (its
-# column names the default names of the result's dims).
+# A factor's levels are the default categories; a character vector crosses to Python as a
+# factor of its distinct values (codes and levels: no string per element); a data.frame becomes
+# a matrix (its column names the default names of the result's dims).
 .data_args <- function(x) {
   defaults <- list()
   if (is.factor(x)) {
     defaults$levels <- levels(x)
-    x <- as.character(x)
+  } else if (is.character(x) && is.null(dim(x))) {
+    seen <- unique(x)
+    x <- structure(match(x, seen), levels = seen, class = "factor")
   }
   if (is.data.frame(x)) {
     defaults$columns <- colnames(x)
@@ -80,6 +83,7 @@ ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = 
     args <- list(reports = reports$values, spec = reports$spec)
   } else {
     if (is.null(mechanism)) stop(.condition("mechanism is needed for reports collected elsewhere", "error"))
+    .check_no_na(reports, "reports")
     data <- .data_args(reports)
     args <- c(list(reports = data$values, mechanism = mechanism, params = .params(epsilon, ...)), data$defaults)
   }

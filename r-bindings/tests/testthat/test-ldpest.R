@@ -248,3 +248,24 @@ test_that("ldp_read reads the command line's report and result files", {
   }
   expect_error(ldp_read(file.path(folder, "none.nc")), "no such file", class = "ldpest_error")
 })
+
+test_that("vectors cross the bridge as blocks of memory, values intact", {
+  r <- .survey()
+  expect_true(is.factor(r$values))
+  expect_equal(levels(r$values), c("car", "bus", "bike"))
+  x <- sample(c("a", "b", "c"), 5000, replace = TRUE)
+  collected <- suppressWarnings(ldp_estimate(x, mechanism = "randomized-response", epsilon = 1,
+                                             categories = c("c", "b", "a")))
+  expect_equal(as.vector(attr(collected, "count")), as.vector(table(factor(x, levels = c("c", "b", "a")))))
+  lh <- ldp_privatize(rep(c("a", "b"), 500), "local-hashing", epsilon = 1, categories = c("a", "b"), seed = 2)
+  expect_true(is.matrix(lh$values) && is.integer(lh$values))
+  expect_true(max(lh$values[, 1]) < 2^31 - 1)
+  u <- ldp_privatize(rep(c("a", "b"), 500), "unary-randomized-response", epsilon = 1, categories = c("a", "b"),
+                     seed = 3)
+  expect_true(all(u$values %in% c(0L, 1L)))
+  again <- ldp_estimate(u$values, mechanism = "unary-randomized-response", epsilon = 1, categories = c("a", "b"))
+  expect_equal(as.vector(attr(again, "count")), unname(colSums(u$values)))
+  s <- ldp_privatize(runif(300), "laplace-series", epsilon = 1, basis = "walsh", k = 4, seed = 4)
+  expect_equal(ldp_estimate(s$values, mechanism = "laplace-series", epsilon = 1, basis = "walsh", k = 4)[],
+               ldp_estimate(s)[], ignore_attr = TRUE)
+})
