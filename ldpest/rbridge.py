@@ -22,9 +22,12 @@ Conversions (also usable on their own):
 * :func:`dataset_to_r` / :func:`r_to_dataset`: a Dataset <-> an R named list of
   such arrays with the Dataset's attrs in attribute ``attrs``;
 * :func:`result_to_r`: an estimate as the R user sees it: the estimate array
-  with dimnames, and attributes ``stderr``, ``unprojected``, ``epsilon``, ``n``,
-  ``estimator``, ``mechanism``, ``projection``, ``mechanism_spec``, ``table``
-  (a data.frame, one row per cell).
+  with dimnames, and attributes ``stderr``, ``unprojected``, ``count``, ``lower``,
+  ``upper``, ``epsilon``, ``n``, ``estimator``, ``mechanism``, ``projection``,
+  ``mechanism_spec`` and ``result_json`` (the whole result, for ``confint`` at another
+  level); the R methods compute every table from these values.
+* Numbers cross as one block of memory, labels as factors (:func:`_factor`); an R factor
+  arrives as a ``pandas.Categorical``.
 """
 
 from __future__ import annotations
@@ -165,7 +168,6 @@ def table_to_r(frame):
 
 def result_to_r(result: xr.Dataset):
     """An estimate as an R array with dimnames and the attributes listed in the module doc."""
-    from .io import result_table
     from .results import estimate_variable
 
     name = estimate_variable(result)
@@ -179,7 +181,6 @@ def result_to_r(result: xr.Dataset):
             r_array.do_slot_assign(extra, dataarray_to_r(plain))
     for key, value in result.attrs.items():
         r_array.do_slot_assign(str(key), _r_value(value))
-    r_array.do_slot_assign("table", table_to_r(result_table(result)))
     r_array.do_slot_assign("result_json", _ro().StrVector([_result_json(result)]))
     return _classed(r_array, "ldp_estimate")
 
