@@ -93,6 +93,8 @@ def _vector(values):
         return ro.BoolVector(flat.tolist())
     if values.dtype.kind in "iu" and (flat.size == 0 or (flat.min() > -2 ** 31 and flat.max() < 2 ** 31)):
         return ro.vectors.IntVector(ri.IntSexpVector.from_memoryview(memoryview(flat.astype(np.int32))))
+    if values.dtype.kind in "iu" and np.abs(flat.astype(np.float64)).max() >= 2.0 ** 53:
+        raise ParameterError("integers beyond 2^53 cannot be represented in R")
     if values.dtype.kind in "iuf":
         return ro.vectors.FloatVector(ri.FloatSexpVector.from_memoryview(memoryview(
             np.ascontiguousarray(flat, dtype=np.float64))))
@@ -372,12 +374,14 @@ def _with_data_defaults(args) -> dict:
     return {**args, "params": params}
 
 
-def _labels_for(values, mechanism):
-    """R factor levels are strings: read them as the integers of integer categories."""
+def _labels_for(values, mechanism, codes: str = "labels"):
+    """R factor levels are strings: read them as integers where integers are meant (integer
+    categories, or 0-/1-based category codes)."""
     import pandas as pd
 
     categories = getattr(mechanism, "categories", None)
-    if not isinstance(values, pd.Categorical) or not categories or not all(isinstance(c, int) for c in categories):
+    integers = codes != "labels" or (categories and all(isinstance(c, int) for c in categories))
+    if not isinstance(values, pd.Categorical) or not integers:
         return values
     try:
         return values.rename_categories([int(level) for level in values.categories])
@@ -399,7 +403,7 @@ def _estimate(mech, values, args):
 
     codes = args.get("codes")
     codes = "labels" if codes is None else str(np.asarray(codes).ravel()[0])
-    reports = Reports.from_array(_labels_for(_data(values), mech), mech, codes=codes)
+    reports = Reports.from_array(_labels_for(_data(values), mech, codes), mech, codes=codes)
     name = args.get("estimator")
     name = str(np.asarray(name).ravel()[0]) if name is not None else mech.default_estimator
     estimator_params = args.get("estimator_params") or {}
@@ -420,14 +424,19 @@ def call_estimate(args):
     by = args.get("by")
     if by is None:
         return result_to_r(_estimate(mech, args["reports"], args))
-    values, groups = _data(args["reports"]), np.asarray(by, dtype=object).astype(str)
+    import pandas as pd
+
+    values = _data(args["reports"])
+    groups = by if isinstance(by, pd.Categorical) else pd.Categorical(np.asarray(by, dtype=object).astype(str))
     if len(groups) != len(values):
         raise ParameterError(f"by has {len(groups)} value(s) for {len(values)} reports")
     ro = _ro()
-    names = list(dict.fromkeys(np.asarray(args["by_levels"]).ravel().tolist())) if args.get("by_levels") is not None \
-        else sorted(set(groups.tolist()))
-    names = [str(name) for name in names if (groups == str(name)).any()]
-    out = ro.ListVector([(name, result_to_r(_estimate(mech, values[groups == name], args))) for name in names])
+    given = args.get("by_levels")
+    names = [str(name) for name in (np.asarray(given).ravel().tolist() if given is not None else
+                                    sorted(str(c) for c in groups.categories))]
+    masks = {name: np.asarray(groups == name) for name in names}
+    out = ro.ListVector([(name, result_to_r(_estimate(mech, values[mask], args)))
+                         for name, mask in masks.items() if mask.any()])
     return _classed(out, "ldp_estimates")
 
 

@@ -91,7 +91,7 @@ ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = 
   if (!is.null(by)) {
     .check_no_na(by, "by")
     if (is.factor(by)) args$by_levels <- levels(by)
-    args$by <- as.character(by)
+    args$by <- .data_args(if (is.factor(by)) by else as.character(by))$values  # codes and levels
   }
   args$estimator <- estimator
   args$estimator_params <- options

@@ -269,3 +269,13 @@ test_that("vectors cross the bridge as blocks of memory, values intact", {
   expect_equal(ldp_estimate(s$values, mechanism = "laplace-series", epsilon = 1, basis = "walsh", k = 4)[],
                ldp_estimate(s)[], ignore_attr = TRUE)
 })
+
+test_that("codes given as text and groups given as numbers", {
+  p <- suppressWarnings(ldp_estimate(c("0", "2", "1", "1"), mechanism = "randomized-response", epsilon = 1,
+                                     categories = c("a", "b", "c"), codes = "0-based"))
+  expect_equal(as.vector(attr(p, "count")), c(1, 2, 1))
+  g <- suppressWarnings(ldp_estimate(c("a", "b", "a", "b"), mechanism = "randomized-response", epsilon = 1,
+                                     categories = c("a", "b"), by = c(2, 1, 2, 2)))
+  expect_equal(names(g), c("1", "2"))
+  expect_equal(unname(sapply(g, function(x) attr(x, "n"))), c(1, 3))
+})
