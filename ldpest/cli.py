@@ -211,8 +211,8 @@ def _describe_plugin(name: str, as_json: bool) -> None:
 @app.command("privatize")
 @handles_errors
 def privatize_command(
-    data: Path = typer.Argument(..., help="CSV of raw data, with a header row."),
-    output: Path = typer.Option(..., "--output", "-o", help="Reports file: .nc or .csv (with its spec line)."),
+    data: Path = typer.Argument(..., help="Raw data: CSV (with a header row, or --no-header) or Parquet."),
+    output: Path = typer.Option(..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata)."),
     mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
     categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
@@ -248,7 +248,7 @@ def privatize_command(
 @app.command("estimate")
 @handles_errors
 def estimate_command(
-    reports: Path = typer.Argument(..., help="Reports: .nc or .csv (or raw data with --raw)."),
+    reports: Path = typer.Argument(..., help="Reports: .nc, .zarr, .csv or .parquet (or raw data, CSV or Parquet, with --raw)."),
     column: Optional[List[str]] = ColumnOpt,
     mechanism: Optional[str] = typer.Option(None, "--mechanism", "-m",
                                             help="For CSV reports without a spec line, or --raw. " + MECHANISM_HELP),
@@ -271,7 +271,7 @@ def estimate_command(
         None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
         "or threads, processes, synchronous."),
 ):
-    """Estimate from reports (NetCDF or CSV), streaming the file in chunks.
+    """Estimate from reports (NetCDF, Zarr, CSV or Parquet), streaming the file in chunks.
 
     \b
     Examples:

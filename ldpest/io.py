@@ -82,6 +82,9 @@ class CsvSource:
         """1-based file line of 0-based data row ``row``."""
         return self.header_line + 1 + row
 
+    def where(self, row: int) -> str:
+        return f"line {self.line_of(row)}"
+
     def chunks(self, columns: list[str], kind: str, block_bytes: int = DEFAULT_BLOCK_BYTES,
                progress=None) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_row, values)`` with values of shape (rows,) for one
@@ -143,22 +146,143 @@ class CsvSource:
         return converted.to_numpy(zero_copy_only=False)
 
 
+PARQUET_SPEC_KEY = b"ldpest-spec"  # schema metadata of a report file written by ldpest
+PARQUET_RNG_KEY = b"ldpest-rng"
+PARQUET_BATCH_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class ParquetSource:
+    """A Parquet file of reports or data: its columns, and the mechanism spec if ldpest wrote it.
+
+    Read batch by batch (memory stays one batch) or row group by row group (the dask path
+    reads each row group once, in the task that aggregates it)."""
+
+    path: Path
+    columns: list[str]
+    spec: dict | None
+    rng: str | None = None
+
+    @classmethod
+    def open(cls, path) -> "ParquetSource":
+        import pyarrow.parquet as pq
+
+        path = Path(path)
+        if not path.is_file():
+            raise DataError(f"{path}: no such file")
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+        metadata = schema.metadata or {}
+        spec = None
+        if PARQUET_SPEC_KEY in metadata:
+            try:
+                spec = json.loads(metadata[PARQUET_SPEC_KEY].decode())
+            except ValueError:
+                raise DataError(f"{path}: its ldpest-spec metadata is not valid JSON") from None
+        rng = metadata[PARQUET_RNG_KEY].decode() if PARQUET_RNG_KEY in metadata else None
+        return cls(path, list(schema.names), spec, rng)
+
+    require = CsvSource.require
+
+    def where(self, row: int) -> str:
+        return f"row {row + 1}"
+
+    def row_groups(self) -> int:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(self.path).metadata.num_row_groups
+
+    def chunks(self, columns: list[str], kind: str, block_bytes: int | None = None,
+               progress=None) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_row, values)`` like :meth:`CsvSource.chunks`, batch by batch."""
+        import pyarrow.parquet as pq
+
+        self.require(columns)
+        handle = pq.ParquetFile(self.path)
+        offset = 0
+        for batch in handle.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=columns):
+            yield offset, self._values(batch, columns, kind, offset)
+            offset += batch.num_rows
+            if progress is not None:
+                progress(int(self.path.stat().st_size * offset / max(1, handle.metadata.num_rows)))
+
+    def row_group(self, index: int, columns: list[str], kind: str) -> tuple[int, np.ndarray]:
+        """``(first_row, values)`` of one row group."""
+        import pyarrow.parquet as pq
+
+        handle = pq.ParquetFile(self.path)
+        first = sum(handle.metadata.row_group(i).num_rows for i in range(index))
+        return first, self._values(handle.read_row_group(index, columns=columns), columns, kind, first)
+
+    def _values(self, batch, columns: list[str], kind: str, offset: int) -> np.ndarray:
+        arrays = [self._convert(batch.column(columns.index(c)) if isinstance(batch, pa.RecordBatch)
+                                else batch.column(c), c, kind, offset) for c in columns]
+        return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+
+    def _convert(self, column, name: str, kind: str, offset: int):
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise DataError(f"{self.path}, {self.where(offset + row)}: column {name!r} is missing a value")
+        if kind == "string":
+            import pandas as pd
+
+            encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+            labels = [str(v) if not isinstance(v, (str, int)) else v for v in encoded.dictionary.to_pylist()]
+            return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                                             categories=labels)
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        if pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type):
+            values = column.to_numpy(zero_copy_only=False)
+            return values.astype(np.int64) if kind == "int" and values.dtype.kind in "iub" else values
+        target = pa.int64() if kind == "int" else pa.float64()
+        try:
+            return pc.cast(pc.utf8_trim_whitespace(column), target).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            text = column.to_pylist()
+            parse = int if kind == "int" else float
+            for row, value in enumerate(text):
+                try:
+                    parse(value)
+                except (TypeError, ValueError):
+                    what = "an integer" if kind == "int" else "a number"
+                    raise DataError(f"{self.path}, {self.where(offset + row)}: column {name!r} holds {value!r}, "
+                                    f"which is not {what}") from None
+            raise
+
+
+def open_source(path, header: bool = True):
+    """A CSV or Parquet file of reports or raw data, by its suffix."""
+    if Path(path).suffix.lower() == ".parquet":
+        return ParquetSource.open(path)
+    return CsvSource.open(path, header=header)
+
+
 def write_reports_csv(reports, path) -> None:
     """Reports as CSV with the spec and rng lines, atomically."""
     with ReportWriter(path, reports.mechanism, str(reports.data.attrs.get("rng", "external"))) as writer:
         writer.write(reports.values)
 
 
+REPORT_FORMATS = (".nc", ".csv", ".parquet")
+
+
 class ReportWriter:
-    """Reports written block by block to .csv (spec and rng lines, header, rows) or .nc (an unlimited
-    ``report`` dimension), into a temporary file that replaces ``path`` only when the context
-    exits without an error: memory stays one block, and a failure leaves no partial file."""
+    """Reports written block by block to .csv (spec and rng lines, header, rows), .nc (an unlimited
+    ``report`` dimension) or .parquet (one row group per block, the spec and rng in the schema's
+    metadata, labels dictionary-encoded), into a temporary file that replaces ``path`` only when
+    the context exits without an error: memory stays one block, and a failure leaves no partial
+    file."""
 
     def __init__(self, path, mechanism, rng: str):
         self.path, self.mechanism, self.rng = Path(path), mechanism, rng
         self.suffix = self.path.suffix.lower()
-        if self.suffix not in (".nc", ".csv"):
-            raise ParameterError(f"{self.path}: write reports to .nc or .csv")
+        if self.suffix not in REPORT_FORMATS:
+            raise ParameterError(f"{self.path}: write reports to {', '.join(REPORT_FORMATS)}")
         self.n = 0
 
     def __enter__(self) -> "ReportWriter":
@@ -171,6 +295,8 @@ class ReportWriter:
             header = io.StringIO()
             csv.writer(header, lineterminator="\n").writerow(self.mechanism.report_columns())  # arrow quotes names
             self._handle.write(header.getvalue().encode())
+        elif self.suffix == ".parquet":
+            self._tmp, self._handle = tmp, None  # the writer is made with the first block's schema
         else:
             import netCDF4
 
@@ -190,11 +316,32 @@ class ReportWriter:
                               for j, name in enumerate(columns)})
             pacsv.write_csv(table, self._handle,
                             write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+        elif self.suffix == ".parquet":
+            table = self._parquet_table(values)
+            if self._handle is None:
+                import pyarrow.parquet as pq
+
+                self._handle = pq.ParquetWriter(self._tmp, table.schema)
+            self._handle.write_table(table, row_group_size=max(1, len(values)))
         else:
             if self._variable is None:
                 self._variable = self._create_variable(values)
             self._variable[self.n:self.n + len(values)] = values
         self.n += len(values)
+
+    def _parquet_table(self, values: np.ndarray):
+        mechanism = self.mechanism
+        columns = mechanism.report_columns()
+        if mechanism.report_kind == "label":
+            categories = list(mechanism.categories)
+            labels = pa.array(categories) if all(isinstance(c, int) for c in categories) \
+                else pa.array([str(c) for c in categories])
+            arrays = [pa.DictionaryArray.from_arrays(pa.array(values.astype(np.int32)), labels)]
+        else:
+            flat = values.reshape(len(values), len(columns))
+            arrays = [pa.array(flat[:, j]) for j in range(len(columns))]
+        metadata = {PARQUET_SPEC_KEY: mechanism.spec_json.encode(), PARQUET_RNG_KEY: self.rng.encode()}
+        return pa.table(dict(zip(columns, arrays))).replace_schema_metadata(metadata)
 
     def _create_variable(self, values: np.ndarray):
         from . import __version__
@@ -210,7 +357,8 @@ class ReportWriter:
         return variable
 
     def __exit__(self, kind, error, trace):
-        self._handle.close()
+        if self._handle is not None:
+            self._handle.close()
         return self._atomic.__exit__(kind, error, trace)
 
 

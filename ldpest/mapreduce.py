@@ -12,6 +12,7 @@ and estimator from their specs, so they need ldpest and the same plugins.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -23,34 +24,84 @@ def is_dask_array(values) -> bool:
     return hasattr(values, "dask") and hasattr(values, "chunks")
 
 
-def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
-    from .registry import estimator_from_spec, mechanism_from_spec_json  # registry imports contract
+@functools.lru_cache(maxsize=32)
+def _mechanism_of(spec_json: str):
+    """Each worker builds a mechanism once per spec, not once per block."""
+    from .registry import mechanism_from_spec_json  # registry imports contract
 
-    mechanism = mechanism_from_spec_json(mechanism_spec)
-    estimator = estimator_from_spec(json.loads(estimator_spec))
+    return mechanism_from_spec_json(spec_json)
+
+
+@functools.lru_cache(maxsize=32)
+def _estimator_of(spec_json: str):
+    from .registry import estimator_from_spec
+
+    return estimator_from_spec(json.loads(spec_json))
+
+
+def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
+    mechanism, estimator = _mechanism_of(mechanism_spec), _estimator_of(estimator_spec)
     checked = mechanism.check_encoded_reports(np.asarray(values))
     arrays = estimator._aggregate(mechanism, checked)
     return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(checked.shape[0]), arrays)
+
+
+def _aggregate_row_group(path: str, index: int, columns: list[str], kind: str, mechanism_spec: str,
+                         estimator_spec: str) -> SufficientStats:
+    """Read one row group of a Parquet report file, validate it and reduce it to statistics: the
+    read is fused with the map step, so every row group is read once, by the task that uses it."""
+    from .io import ParquetSource
+    from .pipeline import _encode
+
+    mechanism, estimator = _mechanism_of(mechanism_spec), _estimator_of(estimator_spec)
+    source = ParquetSource.open(path)
+    first, values = source.row_group(index, columns, kind)
+    encoded = _encode(source, first, mechanism.encode_reports, values)
+    arrays = estimator._aggregate(mechanism, encoded)
+    return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(encoded.shape[0]), arrays)
 
 
 def _add(*parts):
     return sum(parts)
 
 
+def _tree_sum(tasks: list, fan_in: int):
+    import dask
+    from dask import delayed
+
+    layer = list(tasks)
+    while len(layer) > 1:
+        layer = [delayed(_add)(*layer[i:i + fan_in]) for i in range(0, len(layer), fan_in)]
+    (total,) = dask.compute(layer[0])
+    return total
+
+
 def aggregate_dask(estimator, reports, fan_in: int = 8) -> SufficientStats:
     """Tree map-reduce of the statistics of dask-backed reports."""
-    import dask
     from dask import delayed
 
     values = reports.data.data
     if values.ndim > 1:
         values = values.rechunk({axis: -1 for axis in range(1, values.ndim)})  # whole reports per block
     blocks = values.to_delayed().ravel().tolist()
-    layer = [delayed(_aggregate_block)(block, reports.spec_json, estimator.spec_json) for block in blocks]
-    while len(layer) > 1:
-        layer = [delayed(_add)(*layer[i:i + fan_in]) for i in range(0, len(layer), fan_in)]
-    (total,) = dask.compute(layer[0])
-    return total
+    return _tree_sum([delayed(_aggregate_block)(block, reports.spec_json, estimator.spec_json) for block in blocks],
+                     fan_in)
+
+
+def aggregate_parquet_dask(estimator, source, mechanism, columns: list[str], kind: str,
+                           fan_in: int = 8) -> SufficientStats:
+    """Tree map-reduce over the row groups of a Parquet report file (one task reads and reduces
+    each row group)."""
+    from dask import delayed
+
+    count = source.row_groups()
+    if count == 0:
+        from .errors import DataError
+
+        raise DataError(f"{source.path}: the file holds no rows")
+    tasks = [delayed(_aggregate_row_group)(str(source.path), index, columns, kind, mechanism.spec_json,
+                                           estimator.spec_json) for index in range(count)]
+    return _tree_sum(tasks, fan_in)
 
 
 def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):

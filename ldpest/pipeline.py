@@ -16,7 +16,7 @@ from typing import Callable
 
 from .contract import Estimator, Mechanism
 from .errors import DataError, ParameterError
-from .io import CsvSource, ReportWriter
+from .io import CsvSource, ReportWriter, open_source
 from .labels import CODES, labels_from_codes
 from .registry import estimator as make_estimator
 from .registry import mechanism as make_mechanism
@@ -131,13 +131,13 @@ def _kind_for(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
     return "float"
 
 
-def _encode(source: CsvSource, offset: int, action: Callable, values):
+def _encode(source, offset: int, action: Callable, values):
     try:
         return action(values)
     except DataError as exc:
         if exc.row is None:
             raise DataError(f"{source.path}: {exc.message}") from None
-        raise DataError(f"{source.path}, line {source.line_of(offset + exc.row)}: {exc.message}") from None
+        raise DataError(f"{source.path}, {source.where(offset + exc.row)}: {exc.message}") from None
 
 
 def _decoding(action: Callable, mechanism: Mechanism, codes: str, what: str) -> Callable:
@@ -173,7 +173,7 @@ def _positions_hint(values, d: int) -> str | None:
     return None
 
 
-def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, columns, raw: bool):
+def _csv_mechanism_and_columns(source, mechanism: Mechanism | None, columns, raw: bool):
     """The mechanism (from the options or the file's spec line) and the columns to read."""
     if not raw and source.spec is not None:
         carried = mechanism_from_spec(source.spec)
@@ -207,11 +207,11 @@ def _csv_mechanism_and_columns(source: CsvSource, mechanism: Mechanism | None, c
 def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
                    rng=None, block_bytes: int | None = None, progress=None, header: bool = True,
                    codes: str = "labels"):
-    """Yield :class:`Reports` chunks from a CSV of reports (or of raw data if ``raw``).
+    """Yield :class:`Reports` chunks from a CSV or Parquet file of reports (or of raw data if ``raw``).
 
-    ``header=False`` reads a file without a header row (columns "1", "2", ...); ``codes``
+    ``header=False`` reads a CSV file without a header row (columns "1", "2", ...); ``codes``
     ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
-    source = CsvSource.open(path, header=header)
+    source = open_source(path, header=header)
     if not raw:
         warn_if_seeded(path, source.rng)
     mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw)
@@ -316,8 +316,17 @@ def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, 
             frame = dd.read_csv(path, usecols=columns, dtype={c: dtype for c in columns}, blocksize=block_bytes,
                                 comment="#" if source.spec else None, keep_default_na=kind != "string")
             reports = reports_from_dataframe(frame, mechanism, columns)
+        elif path.suffix.lower() == ".parquet":
+            from .io import ParquetSource
+            from .mapreduce import aggregate_parquet_dask
+
+            source = ParquetSource.open(path)
+            warn_if_seeded(path, source.rng)
+            mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
+            est = build_estimator(estimator_name, mechanism, projection, estimator_params)
+            return est.finalize(aggregate_parquet_dask(est, source, mechanism, columns, _kind_for(mechanism, False)))
         else:
-            raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
+            raise ParameterError(f"{path}: read reports from .nc, .zarr, .csv or .parquet")
         est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
         return est.estimate(reports)
 
@@ -337,9 +346,9 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
             raise ParameterError("--scheduler estimates report files; privatise raw data first")
         return estimate_with_dask(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
                                   projection=projection, estimator_params=estimator_params, scheduler=scheduler)
-    if path.suffix.lower() == ".nc":
+    if path.suffix.lower() in (".nc", ".zarr"):
         if raw:
-            raise ParameterError("--raw reads raw data from CSV, not NetCDF")
+            raise ParameterError("--raw reads raw data from CSV or Parquet, not NetCDF or Zarr")
         reports = read_reports(path)
         if mechanism is not None and mechanism != reports.mechanism:
             raise ParameterError(
@@ -348,8 +357,8 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
         warn_if_seeded(path, reports.data.attrs.get("rng"))
         est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
         return est.estimate(reports)
-    if path.suffix.lower() != ".csv":
-        raise ParameterError(f"{path}: read reports from .nc, .zarr or .csv")
+    if path.suffix.lower() not in (".csv", ".parquet"):
+        raise ParameterError(f"{path}: read reports from .nc, .zarr, .csv or .parquet")
     chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress,
                             header=header, codes=codes)
     first = next(chunks, None)
@@ -363,17 +372,18 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
 
 
 def check_csv_options(path, header: bool, codes: str, scheduler: str | None = None) -> None:
-    """``--no-header`` and ``--codes`` read CSV files on the streaming path: a clear error otherwise."""
+    """``--no-header`` (CSV) and ``--codes`` (CSV, Parquet) describe table files read on the
+    streaming path: a clear error where they cannot apply."""
     path = Path(path)
     if codes not in CODES:
         raise ParameterError(f"--codes must be one of {', '.join(CODES)}; got {codes!r}")
-    if header and codes == "labels":
-        return
-    given = " and ".join(option for option, used in (("--no-header", not header), (f"--codes {codes}",
-                                                                                   codes != "labels")) if used)
-    if path.suffix.lower() != ".csv":
-        raise ParameterError(f"{given}: for CSV files only; {path} is not one")
-    if scheduler is not None:
+    suffix = path.suffix.lower()
+    if not header and suffix != ".csv":
+        raise ParameterError(f"--no-header: for CSV files only; {path} is not one")
+    if codes != "labels" and suffix not in (".csv", ".parquet"):
+        raise ParameterError(f"--codes {codes}: for CSV and Parquet files only; {path} is neither")
+    if scheduler is not None and (not header or codes != "labels"):
+        given = "--no-header" if not header else f"--codes {codes}"
         raise ParameterError(f"{given}: read by the streaming path only; drop --scheduler")
 
 

@@ -450,7 +450,7 @@ def call_interval(args):
 
 
 def call_read(args):
-    """A report file (.nc, .zarr or .csv with its spec line) or a result file (.nc, .json)."""
+    """A report file (.nc, .zarr, .parquet, or .csv with its spec line) or a result file (.nc, .json)."""
     from pathlib import Path
 
     from .io import read_result
@@ -462,7 +462,7 @@ def call_read(args):
         from .pipeline import stream_reports
         from .reports import read_reports
 
-        if path.suffix.lower() == ".csv":
+        if path.suffix.lower() in (".csv", ".parquet"):
             chunks = list(stream_reports(path, None, None))
             if not chunks:
                 raise ParameterError(f"{path}: the file holds no reports")
@@ -484,7 +484,7 @@ def _file_kind(path) -> str:
     if not path.exists():
         raise DataError(f"{path}: no such file")
     suffix = path.suffix.lower()
-    if suffix == ".zarr":
+    if suffix in (".zarr", ".parquet"):
         return "reports"
     if suffix == ".csv":
         with path.open("r", encoding="utf-8", errors="replace") as handle:
@@ -494,7 +494,7 @@ def _file_kind(path) -> str:
             return "reports" if "reports" in opened.data_vars else "result"
     if suffix == ".json":
         return "result"
-    raise ParameterError(f"{path}: ldp_read() reads .nc, .zarr, .csv and .json files")
+    raise ParameterError(f"{path}: ldp_read() reads .nc, .zarr, .csv, .parquet and .json files")
 
 
 def call_plan(args):

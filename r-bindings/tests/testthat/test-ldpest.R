@@ -226,10 +226,11 @@ test_that("ldp_read reads the command line's report and result files", {
   skip_if(!nzchar(python), "LDPEST_PYTHON names the python whose ldpest CLI is used")
   cli <- file.path(dirname(python), "ldpest")
   writeLines(c("answer", rep(c("yes", "no", "no"), 400)), file.path(folder, "answers.csv"))
-  for (out in c("reports.csv", "reports.nc")) {
+  for (out in c("reports.csv", "reports.nc", "reports.parquet")) {
     status <- system2(cli, c("privatize", file.path(folder, "answers.csv"), "-c", "answer", "-m",
                              "randomized-response", "-e", "1", "--categories", "yes,no", "-o",
-                             file.path(folder, out), "--no-progress"), stdout = FALSE, stderr = FALSE)
+                             file.path(folder, out), "--no-progress"), stdout = FALSE, stderr = FALSE,
+                      env = "LD_LIBRARY_PATH=")  # R's library path would load another libpython
     expect_equal(status, 0)
     r <- ldp_read(file.path(folder, out))
     expect_s3_class(r, "ldp_reports")
@@ -238,7 +239,7 @@ test_that("ldp_read reads the command line's report and result files", {
   }
   for (out in c("result.nc", "result.json")) {
     status <- system2(cli, c("estimate", file.path(folder, "reports.nc"), "-o", file.path(folder, out),
-                             "--no-progress"), stdout = FALSE, stderr = FALSE)
+                             "--no-progress"), stdout = FALSE, stderr = FALSE, env = "LD_LIBRARY_PATH=")
     expect_equal(status, 0)
     p <- ldp_read(file.path(folder, out))
     expect_s3_class(p, "ldp_estimate")
