@@ -28,7 +28,7 @@ _LAZY = {
     "register_plugin": "registry", "reset_registry": "registry", "SecureGenerator": "rng",
     "secure_rng": "rng", "SufficientStats": "stats", "estimate": "api", "Reports": "reports",
     "read_reports": "reports", "EstimateParts": "results", "confidence_interval": "results",
-    "reports_from_dataframe": "mapreduce",
+    "reports_from_dataframe": "mapreduce", "open_reports": "sources", "ReportFile": "sources",
 }
 
 
@@ -56,5 +56,6 @@ __all__ = [
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
     "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plan", "plugin_errors", "plugins",
-    "read_reports", "register_plugin", "reports_from_dataframe", "reset_registry", "secure_rng",
+    "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
+    "secure_rng",
 ]

@@ -120,30 +120,57 @@ class CsvSource:
                     progress(handle.tell())
 
     def _convert(self, column: pa.Array, name: str, kind: str, offset: int) -> np.ndarray:
-        if kind == "string":  # dictionary-encoded: no Python object per row
-            encoded = pc.dictionary_encode(column).combine_chunks() if isinstance(column, pa.ChunkedArray) \
-                else pc.dictionary_encode(column)
-            import pandas as pd
+        return located(self, offset, column_values, column, name, kind)
 
-            return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-                                             categories=encoded.dictionary.to_pylist())
-        target = pa.int64() if kind == "int" else pa.float64()
-        try:
-            converted = pc.cast(pc.utf8_trim_whitespace(column), target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            text = column.to_pylist()
-            parse = int if kind == "int" else float
-            for row, value in enumerate(text):
-                try:
-                    parse(value)
-                except ValueError:
-                    what = "an integer" if kind == "int" else "a number"
-                    raise DataError(
-                        f"{self.path}, line {self.line_of(offset + row)}: column {name!r} holds {value!r}, "
-                        f"which is not {what}"
-                    ) from None
-            raise
-        return converted.to_numpy(zero_copy_only=False)
+
+def located(source, offset: int, action, *args):
+    """``action(*args)``, with a DataError's row (relative to ``offset``) named as the file's line or row."""
+    try:
+        return action(*args)
+    except DataError as exc:
+        if exc.row is None:
+            raise DataError(f"{source.path}: {exc.message}") from None
+        raise DataError(f"{source.path}, {source.where(offset + exc.row)}: {exc.message}") from None
+
+
+def column_values(column, name: str, kind: str) -> np.ndarray:
+    """The values of one table column (pyarrow, from CSV text or typed Parquet): ``kind``
+    "string" gives a ``pandas.Categorical`` (no Python object per row), "int" and "float" numbers.
+    Raises :class:`DataError` with the 0-based ``row`` of the first value that does not fit."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.null_count:
+        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        raise DataError(f"column {name!r} is missing a value", row=row)
+    if kind == "string":
+        import pandas as pd
+
+        encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+                                         categories=encoded.dictionary.to_pylist())
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    what = "an integer" if kind == "int" else "a number"
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type):
+        values = column.to_numpy(zero_copy_only=False)
+        if kind != "int" or values.dtype.kind in "iub":
+            return values.astype(np.int64) if kind == "int" else values
+        whole = np.isfinite(values) & (values == np.round(values))
+        if not whole.all():
+            row = int(np.flatnonzero(~whole)[0])
+            raise DataError(f"column {name!r} holds {values[row]!r}, which is not {what}", row=row)
+        return values.astype(np.int64)
+    target = pa.int64() if kind == "int" else pa.float64()
+    try:
+        return pc.cast(pc.utf8_trim_whitespace(column), target).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        parse = int if kind == "int" else float
+        for row, value in enumerate(column.to_pylist()):
+            try:
+                parse(value)
+            except (TypeError, ValueError):
+                raise DataError(f"column {name!r} holds {value!r}, which is not {what}", row=row) from None
+        raise
 
 
 PARQUET_SPEC_KEY = b"ldpest-spec"  # schema metadata of a report file written by ldpest
@@ -221,38 +248,8 @@ class ParquetSource:
                                 else batch.column(c), c, kind, offset) for c in columns]
         return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
 
-    def _convert(self, column, name: str, kind: str, offset: int):
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        if column.null_count:
-            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-            raise DataError(f"{self.path}, {self.where(offset + row)}: column {name!r} is missing a value")
-        if kind == "string":
-            import pandas as pd
-
-            encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
-            labels = [str(v) if not isinstance(v, (str, int)) else v for v in encoded.dictionary.to_pylist()]
-            return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-                                             categories=labels)
-        if pa.types.is_dictionary(column.type):
-            column = column.dictionary_decode()
-        if pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type):
-            values = column.to_numpy(zero_copy_only=False)
-            return values.astype(np.int64) if kind == "int" and values.dtype.kind in "iub" else values
-        target = pa.int64() if kind == "int" else pa.float64()
-        try:
-            return pc.cast(pc.utf8_trim_whitespace(column), target).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            text = column.to_pylist()
-            parse = int if kind == "int" else float
-            for row, value in enumerate(text):
-                try:
-                    parse(value)
-                except (TypeError, ValueError):
-                    what = "an integer" if kind == "int" else "a number"
-                    raise DataError(f"{self.path}, {self.where(offset + row)}: column {name!r} holds {value!r}, "
-                                    f"which is not {what}") from None
-            raise
+    def _convert(self, column, name: str, kind: str, offset: int) -> np.ndarray:
+        return located(self, offset, column_values, column, name, kind)
 
 
 def open_source(path, header: bool = True):

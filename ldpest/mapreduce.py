@@ -1,8 +1,9 @@
 """Estimation over Dask: map (aggregate each block) and reduce (add statistics).
 
-Reports whose data are a dask array (``read_reports(path, chunks=...)`` for
-NetCDF or Zarr, :func:`reports_from_dataframe` for Parquet or CSV read with dask) aggregate
-block by block, on the active scheduler: threads, processes, or a
+Report files opened with :func:`ldpest.open_reports` (NetCDF, Zarr, CSV, Parquet) map one task
+per part, each reading its own part (:func:`aggregate_parts_dask`); reports whose data are a
+dask array (``read_reports(path, chunks=...)``, :func:`reports_from_dataframe` for a dask
+DataFrame) aggregate block by block.  Both run on the active scheduler: threads, processes, or a
 ``distributed`` cluster (``dask.distributed.Client(address)``).  Every block is
 validated against the mechanism where it is read, reduced to exact sufficient
 statistics (integers or ExactSum), and the statistics are added in a tree;
@@ -46,19 +47,16 @@ def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> Suffic
     return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(checked.shape[0]), arrays)
 
 
-def _aggregate_row_group(path: str, index: int, columns: list[str], kind: str, mechanism_spec: str,
-                         estimator_spec: str) -> SufficientStats:
-    """Read one row group of a Parquet report file, validate it and reduce it to statistics: the
-    read is fused with the map step, so every row group is read once, by the task that uses it."""
-    from .io import ParquetSource
-    from .pipeline import _encode
+def _aggregate_part(source, index: int, estimator_spec: str) -> SufficientStats:
+    """Read one part of a report file (:mod:`ldpest.sources`) and reduce it to statistics: the
+    read is fused with the map step, so every part is read once, by the task that uses it."""
+    from .sources import read_part
 
-    mechanism, estimator = _mechanism_of(mechanism_spec), _estimator_of(estimator_spec)
-    source = ParquetSource.open(path)
-    first, values = source.row_group(index, columns, kind)
-    encoded = _encode(source, first, mechanism.encode_reports, values)
-    arrays = estimator._aggregate(mechanism, encoded)
-    return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(encoded.shape[0]), arrays)
+    mechanism, estimator = _mechanism_of(source.mechanism_spec), _estimator_of(estimator_spec)
+    first = source.first_rows[index] if source.first_rows is not None else None
+    values = read_part(source, index, first)
+    arrays = estimator._aggregate(mechanism, values)
+    return SufficientStats(estimator.statistics_spec_json, source.mechanism_spec, int(values.shape[0]), arrays)
 
 
 def _add(*parts):
@@ -88,20 +86,13 @@ def aggregate_dask(estimator, reports, fan_in: int = 8) -> SufficientStats:
                      fan_in)
 
 
-def aggregate_parquet_dask(estimator, source, mechanism, columns: list[str], kind: str,
-                           fan_in: int = 8) -> SufficientStats:
-    """Tree map-reduce over the row groups of a Parquet report file (one task reads and reduces
-    each row group)."""
+def aggregate_parts_dask(estimator, source, fan_in: int = 8) -> SufficientStats:
+    """Tree map-reduce over the parts of a report file (:func:`ldpest.open_reports`): one task
+    reads and reduces each part, on the active dask scheduler."""
     from dask import delayed
 
-    count = source.row_groups()
-    if count == 0:
-        from .errors import DataError
-
-        raise DataError(f"{source.path}: the file holds no rows")
-    tasks = [delayed(_aggregate_row_group)(str(source.path), index, columns, kind, mechanism.spec_json,
-                                           estimator.spec_json) for index in range(count)]
-    return _tree_sum(tasks, fan_in)
+    return _tree_sum([delayed(_aggregate_part)(source, index, estimator.spec_json) for index in range(len(source))],
+                     fan_in)
 
 
 def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):

@@ -21,7 +21,7 @@ from .labels import CODES, labels_from_codes
 from .registry import estimator as make_estimator
 from .registry import mechanism as make_mechanism
 from .registry import mechanism_from_spec
-from .reports import Reports, read_reports
+from .reports import Reports
 from .rng import resolve_rng
 
 
@@ -293,74 +293,38 @@ def dask_scheduler(scheduler: str | None):
         yield
 
 
-def estimate_with_dask(path, *, mechanism, columns, estimator_name, projection, estimator_params,
-                       scheduler: str, chunk_reports: int = 10 ** 6, block_bytes: int = 64 * 2 ** 20):
-    """Map-reduce estimation of a report file on a dask scheduler (see :mod:`ldpest.mapreduce`)."""
-    path = Path(path)
-    with dask_scheduler(scheduler):
-        if path.suffix.lower() in (".nc", ".zarr"):
-            reports = read_reports(path, chunks={"report": chunk_reports})
-            if mechanism is not None and mechanism != reports.mechanism:
-                raise ParameterError(f"{path} carries its own spec ({reports.spec_json}); do not pass --mechanism")
-            warn_if_seeded(path, reports.data.attrs.get("rng"))
-        elif path.suffix.lower() == ".csv":
-            import dask.dataframe as dd
-
-            from .mapreduce import reports_from_dataframe
-
-            source = CsvSource.open(path)
-            warn_if_seeded(path, source.rng)
-            mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
-            kind = _kind_for(mechanism, raw=False)
-            dtype = {"string": str, "int": "int64", "float": "float64"}[kind]
-            frame = dd.read_csv(path, usecols=columns, dtype={c: dtype for c in columns}, blocksize=block_bytes,
-                                comment="#" if source.spec else None, keep_default_na=kind != "string")
-            reports = reports_from_dataframe(frame, mechanism, columns)
-        elif path.suffix.lower() == ".parquet":
-            from .io import ParquetSource
-            from .mapreduce import aggregate_parquet_dask
-
-            source = ParquetSource.open(path)
-            warn_if_seeded(path, source.rng)
-            mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
-            est = build_estimator(estimator_name, mechanism, projection, estimator_params)
-            return est.finalize(aggregate_parquet_dask(est, source, mechanism, columns, _kind_for(mechanism, False)))
-        else:
-            raise ParameterError(f"{path}: read reports from .nc, .zarr, .csv or .parquet")
-        est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
-        return est.estimate(reports)
-
-
 def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
                   projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
                   progress=None, scheduler: str | None = None, header: bool = True, codes: str = "labels"):
-    """Estimate from a report file (.nc or .csv), or from raw data (``raw=True``).
+    """Estimate from a report file (.nc, .zarr, .csv or .parquet), or from raw data (``raw=True``).
 
-    ``scheduler`` (an address or threads/processes/synchronous) runs the
-    estimation as a dask map-reduce instead of the streaming loop.  ``header`` and ``codes``
-    describe CSV files made by other tools (see :func:`stream_reports`)."""
+    Report files take one way in (:func:`ldpest.open_reports`) and one path: streamed part by
+    part, or with ``scheduler`` (an address or threads/processes/synchronous) mapped on dask,
+    each task reading its own part.  ``header`` and ``codes`` describe tables made by other
+    tools (docs/other-libraries.md)."""
+    from .sources import estimate_file, open_reports
+
     path = Path(path)
-    check_csv_options(path, header, codes, scheduler)
+    check_csv_options(path, header, codes)
+    if raw:
+        return _estimate_raw(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
+                             projection=projection, estimator_params=estimator_params, rng=rng,
+                             block_bytes=block_bytes, progress=progress, scheduler=scheduler, header=header,
+                             codes=codes)
+    source = open_reports(path, mechanism=mechanism, columns=columns, header=header, codes=codes,
+                          part_bytes=block_bytes)
+    est = build_estimator(estimator_name, source.mechanism, projection, estimator_params)
+    return estimate_file(source, est, scheduler=scheduler, progress=progress)
+
+
+def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimator_params, **options):
+    """Privatise raw data locally, block by block, and estimate (studies)."""
     if scheduler is not None:
-        if raw:
-            raise ParameterError("--scheduler estimates report files; privatise raw data first")
-        return estimate_with_dask(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
-                                  projection=projection, estimator_params=estimator_params, scheduler=scheduler)
-    if path.suffix.lower() in (".nc", ".zarr"):
-        if raw:
-            raise ParameterError("--raw reads raw data from CSV or Parquet, not NetCDF or Zarr")
-        reports = read_reports(path)
-        if mechanism is not None and mechanism != reports.mechanism:
-            raise ParameterError(
-                f"{path} was made by {reports.spec_json}; it carries its own spec, so do not pass --mechanism"
-            )
-        warn_if_seeded(path, reports.data.attrs.get("rng"))
-        est = build_estimator(estimator_name, reports.mechanism, projection, estimator_params)
-        return est.estimate(reports)
+        raise ParameterError("--scheduler estimates report files; privatise raw data first")
     if path.suffix.lower() not in (".csv", ".parquet"):
-        raise ParameterError(f"{path}: read reports from .nc, .zarr, .csv or .parquet")
-    chunks = stream_reports(path, mechanism, columns, raw=raw, rng=rng, block_bytes=block_bytes, progress=progress,
-                            header=header, codes=codes)
+        raise ParameterError("--raw reads raw data from CSV or Parquet, not NetCDF or Zarr")
+    mechanism, columns = options.pop("mechanism"), options.pop("columns")
+    chunks = stream_reports(path, mechanism, columns, raw=True, **options)
     first = next(chunks, None)
     if first is None:
         raise DataError(f"{path}: the file holds no rows")
@@ -372,8 +336,8 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
 
 
 def check_csv_options(path, header: bool, codes: str, scheduler: str | None = None) -> None:
-    """``--no-header`` (CSV) and ``--codes`` (CSV, Parquet) describe table files read on the
-    streaming path: a clear error where they cannot apply."""
+    """``--no-header`` (CSV) and ``--codes`` (CSV, Parquet) describe table files: a clear error
+    where they cannot apply."""
     path = Path(path)
     if codes not in CODES:
         raise ParameterError(f"--codes must be one of {', '.join(CODES)}; got {codes!r}")
@@ -382,9 +346,6 @@ def check_csv_options(path, header: bool, codes: str, scheduler: str | None = No
         raise ParameterError(f"--no-header: for CSV files only; {path} is not one")
     if codes != "labels" and suffix not in (".csv", ".parquet"):
         raise ParameterError(f"--codes {codes}: for CSV and Parquet files only; {path} is neither")
-    if scheduler is not None and (not header or codes != "labels"):
-        given = "--no-header" if not header else f"--codes {codes}"
-        raise ParameterError(f"{given}: read by the streaming path only; drop --scheduler")
 
 
 def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",

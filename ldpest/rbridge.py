@@ -459,18 +459,14 @@ def call_read(args):
     path = Path(str(np.asarray(args["path"]).ravel()[0]))
     kind = _file_kind(path)
     if kind == "reports":
-        from .pipeline import stream_reports
-        from .reports import read_reports
+        from .reports import Reports
+        from .sources import open_reports, read_part
 
-        if path.suffix.lower() in (".csv", ".parquet"):
-            chunks = list(stream_reports(path, None, None))
-            if not chunks:
-                raise ParameterError(f"{path}: the file holds no reports")
-            values = np.concatenate([chunk.values for chunk in chunks])
-            from .reports import Reports
-
-            return _reports_to_r(Reports._wrap(values, chunks[0].mechanism, rng=chunks[0].data.attrs["rng"]))
-        return _reports_to_r(read_reports(path))
+        source = open_reports(path)
+        if not source.parts:
+            raise ParameterError(f"{path}: the file holds no reports")
+        values = np.concatenate([read_part(source, index) for index in range(len(source))])
+        return _reports_to_r(Reports._wrap(values, source.mechanism, rng=source.rng or "external"))
     result = read_result(path)
     if "lower" not in result:
         result = confidence_interval(result, 0.95)
