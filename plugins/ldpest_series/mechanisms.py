@@ -16,6 +16,7 @@ from ldpest.validation import (check_epsilon, check_finite, check_positive_int, 
 from . import linf
 
 _EXACT_BLOCK = 1 << 20  # rows per float matmul block of +-1 values: sums stay below 2^53
+_PRIVATIZE_BLOCK = 1 << 18  # coordinates privatised at once by linf-sampling
 
 
 class SeriesMechanism(Mechanism):
@@ -111,7 +112,15 @@ class LinfSampling(SeriesMechanism):
         return self._scale
 
     def _privatize(self, x, rng):
-        return linf.sample(self._basis.evaluate(x, self._k), self._basis.B0, self.epsilon, rng)
+        """Block by block: the basis values and the sampler's temporaries (about 25 bytes per
+        coordinate) stay one block, so memory is the int8 reports plus a constant."""
+        out = np.empty((len(x), self._k), dtype=np.int8)
+        rows = max(1, _PRIVATIZE_BLOCK // self._k)
+        for start in range(0, len(x), rows):
+            block = x[start:start + rows]
+            out[start:start + len(block)] = linf.sample(self._basis.evaluate(block, self._k), self._basis.B0,
+                                                        self.epsilon, rng)
+        return out
 
     def encode_reports(self, values):
         values = check_report_matrix(values, self._k, self.name, f"k = {self._k}")

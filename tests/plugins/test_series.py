@@ -308,3 +308,18 @@ def test_a_third_party_basis_works_with_both_mechanisms(fresh_registry, rng):
         result = ldpest.estimate(mech.privatize(BETA.rvs(size=20000, random_state=rng), rng=rng))
         assert result.attrs["basis"] == "cosine"
         assert np.all(np.abs(result["coefficient"].values - theta) < 5 * result["coefficient_stderr"].values)
+
+
+def test_linf_privatise_memory_is_the_reports_plus_one_block():
+    """Issue 15: the basis values and the sampler's temporaries stay one block (they were 25x the reports)."""
+    import tracemalloc
+
+    mech = ldpest.mechanism("linf-sampling", epsilon=1.0, basis="walsh", k=64)
+    x = np.random.default_rng(0).uniform(size=500_000)
+    mech.privatize(x[:1000], rng=1)
+    tracemalloc.start()
+    reports = mech.privatize(x, rng=np.random.default_rng(1))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert reports.values.dtype == np.int8 and reports.values.shape == (500_000, 64)
+    assert peak < 1.5 * reports.values.nbytes, peak / reports.values.nbytes
