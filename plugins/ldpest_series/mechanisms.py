@@ -148,8 +148,9 @@ class LinfSampling(SeriesMechanism):
     def coefficient_statistics(self, values):
         sums = values.sum(axis=0, dtype=np.int64)
         cross = np.zeros((self._k, self._k), dtype=np.int64)
-        for start in range(0, values.shape[0], _EXACT_BLOCK):
-            block = values[start:start + _EXACT_BLOCK].astype(np.float64)
+        rows = max(1, min(_EXACT_BLOCK, _PRIVATIZE_BLOCK // self._k))  # float copies of the signs: one small block
+        for start in range(0, values.shape[0], rows):
+            block = values[start:start + rows].astype(np.float64)
             cross += (block.T @ block).astype(np.int64)  # integers below 2^53: exact
         return {"sums": sums, "cross": cross}
 
@@ -191,12 +192,17 @@ class LaplaceSeries(SeriesMechanism):
         return self._noise
 
     def _privatize(self, x, rng):
-        values = self._basis.evaluate(x, self._k)
+        """Block by block, so that the basis values and the noise's temporaries stay one block."""
+        out = np.empty((len(x), self._k), dtype=np.float64)
         bound = self._basis.B0
-        if np.any(np.abs(values) > bound):
-            raise DataError(f"basis {self._basis.name!r} returned values beyond its bound B0 = {bound}: "
-                            "its sensitivity, hence the privacy proof, would not hold")
-        return self._noise.privatize(values, rng)
+        rows = max(1, _PRIVATIZE_BLOCK // self._k)
+        for start in range(0, len(x), rows):
+            values = self._basis.evaluate(x[start:start + rows], self._k)
+            if np.any(np.abs(values) > bound):
+                raise DataError(f"basis {self._basis.name!r} returned values beyond its bound B0 = {bound}: "
+                                "its sensitivity, hence the privacy proof, would not hold")
+            out[start:start + len(values)] = self._noise.privatize(values, rng)
+        return out
 
     def encode_reports(self, values):
         values = check_report_matrix(values, self._k, self.name, f"k = {self._k}")
