@@ -25,7 +25,7 @@ _HALF = 26
 _HALF_MASK = (1 << _HALF) - 1
 _BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
 _LATTICE_BLOCK = 1 << 20  # values per block of the lattice fast path (cache-sized)
-_LATTICE_LIMIT = 1 << 40  # |units| below this and <= 2^20 rows per block: int64 block sums cannot overflow
+_LATTICE_UNIT_LIMIT = float(1 << 32)  # |units| below this and <= 2^20 rows per block: float64 block sums are exact
 _GRAM_SHIFT = 16  # lattice units below 2^31 split into halves of 15 (signed) and 16 bits
 _GRAM_LIMIT = 1 << 31
 _EXACT_FLOAT = 1 << 53  # integers below this are exact in float64
@@ -75,20 +75,29 @@ class ExactSum:
 
     @classmethod
     def _of_lattice(cls, values: np.ndarray, step: float) -> "ExactSum | None":
-        """Sum in int64 units of ``step`` (a power of two), block by block; None if off the lattice."""
+        """Sum in units of ``step`` (a power of two), block by block; None if off the lattice.
+
+        Every unit is checked to be an integer below 2^32 in magnitude; a block has at most 2^20
+        rows, so every partial sum is an integer below 2^52 and the float64 sum is exact."""
         mantissa, exponent = math.frexp(step)
-        if mantissa != 0.5 or values.ndim == 0 or values.shape[0] == 0:
+        if mantissa != 0.5 or values.ndim == 0 or values.shape[0] == 0 or values[0].size == 0:
             return None
         flat = values.reshape(values.shape[0], -1)
         inverse = 1.0 / step  # exact: a power of two
         rows = max(1, _LATTICE_BLOCK // max(1, flat.shape[1]))
+        scaled = np.empty((min(rows, flat.shape[0]), flat.shape[1]))
+        rounded = np.empty_like(scaled)
         total = np.array([0] * flat.shape[1], dtype=object)
         for start in range(0, flat.shape[0], rows):
-            scaled = flat[start:start + rows] * inverse
-            units = scaled.astype(np.int64)  # NaN/inf/huge values give garbage and fail the check below
-            if not np.array_equal(units, scaled) or np.abs(units).max() >= _LATTICE_LIMIT:
+            block = flat[start:start + rows]
+            units, whole = scaled[:len(block)], rounded[:len(block)]
+            np.multiply(block, inverse, out=units)
+            if not (units.max() < _LATTICE_UNIT_LIMIT and units.min() > -_LATTICE_UNIT_LIMIT):  # NaN fails too
                 return None
-            total = total + units.sum(axis=0).astype(object)  # block sums < 2^62; Python ints beyond
+            np.rint(units, out=whole)
+            if np.not_equal(whole, units, out=whole).any():
+                return None
+            total = total + units.sum(axis=0).astype(np.int64).astype(object)
         return cls(total, exponent - 1, values.shape[1:])
 
     @classmethod
