@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 import ldpest
 from ldpest.io import ReportWriter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_frequency import best_time as best  # noqa: E402
 
 CATEGORIES = ["car", "bus", "bike", "walk"]
 
@@ -71,14 +74,6 @@ def print_row(fmt, scheduler, ours, plain):
     ratio = f"{ours / plain:>8.2f}" if plain else f"{'':>8}"
     print(f"{fmt:<9}{scheduler:<13}{ours:>10.2f}{(f'{plain:.2f}' if plain else ''):>9}{ratio}", flush=True)
 
-
-def best(call, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv=None):

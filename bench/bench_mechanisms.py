@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 import ldpest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_frequency import best_time as best  # noqa: E402
 from bench_oracles import (numpy_hadamard_response, numpy_hadamard_response_estimate,  # noqa: E402
                            numpy_local_hashing, numpy_local_hashing_estimate, numpy_subset_selection,
                            numpy_subset_selection_estimate)
@@ -131,14 +131,6 @@ def cases():
         ("linf-sampling", dict(basis="trigonometric", k=K), None, points, linf, signs_estimate),
     ]
 
-
-def best(call, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv=None):

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -53,17 +52,12 @@ def python_times(n: int, repeats: int) -> dict:
     labels = reports.labels()
     ldpest.estimate(reports)
 
-    def best(call):
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        return min(times)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_frequency import best_time
 
-    return {"privatize": best(lambda: mech.privatize(x, rng=1)),
-            "estimate_reports": best(lambda: ldpest.estimate(reports)),
-            "estimate_collected": best(lambda: ldpest.estimate(ldpest.Reports.from_array(labels, mech)))}
+    return {"privatize": best_time(lambda: mech.privatize(x, rng=1), repeats),
+            "estimate_reports": best_time(lambda: ldpest.estimate(reports), repeats),
+            "estimate_collected": best_time(lambda: ldpest.estimate(ldpest.Reports.from_array(labels, mech)), repeats)}
 
 
 def r_times(n: int, repeats: int) -> dict:

@@ -21,6 +21,19 @@ from .errors import DataError
 SPEC_ATTR = "mechanism_spec"
 
 
+def spec_of(attrs, where: str = "reports") -> dict:
+    """The mechanism spec in a report array's attributes; a DataError naming what is wrong."""
+    if SPEC_ATTR not in attrs:
+        raise DataError(f"{where} carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
+    try:
+        spec = json.loads(attrs[SPEC_ATTR])
+    except (TypeError, ValueError):
+        raise DataError(f"{where}' {SPEC_ATTR!r} attribute is not valid JSON") from None
+    if not isinstance(spec, dict):
+        raise DataError(f"{where}' {SPEC_ATTR!r} attribute is not a JSON object")
+    return spec
+
+
 class Reports:
     """Privatised reports of one mechanism (see module docstring)."""
 
@@ -32,16 +45,8 @@ class Reports:
             raise TypeError("Reports wraps an xarray.DataArray; use Reports.from_array for raw values")
         if not data.dims or data.dims[0] != "report":
             raise DataError(f"reports must have 'report' as first dim, got dims {data.dims}")
-        if SPEC_ATTR not in data.attrs:
-            raise DataError(f"reports carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
-        try:
-            spec = json.loads(data.attrs[SPEC_ATTR])
-        except (TypeError, ValueError):
-            raise DataError(f"reports' {SPEC_ATTR!r} attribute is not valid JSON") from None
-        if not isinstance(spec, dict):
-            raise DataError(f"reports' {SPEC_ATTR!r} attribute is not a JSON object")
         self._data = data
-        self._spec_json = canonical_json(spec)
+        self._spec_json = canonical_json(spec_of(data.attrs))
 
     @classmethod
     def _wrap(cls, values: np.ndarray, mechanism: Mechanism, rng: str) -> "Reports":

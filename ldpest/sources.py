@@ -11,7 +11,6 @@ dask, where each task reads its own part once and reduces it to sufficient stati
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,17 +190,9 @@ def _reports_of(path: Path, dataset):
 
 def _mechanism_from(path: Path, data) -> Mechanism:
     from .registry import mechanism_from_spec
-    from .reports import SPEC_ATTR
+    from .reports import spec_of
 
-    if SPEC_ATTR not in data.attrs:
-        raise DataError(f"{path}: the reports carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
-    try:
-        spec = json.loads(data.attrs[SPEC_ATTR])
-    except (TypeError, ValueError):
-        raise DataError(f"{path}: the reports' {SPEC_ATTR!r} attribute is not valid JSON") from None
-    if not isinstance(spec, dict):
-        raise DataError(f"{path}: the reports' {SPEC_ATTR!r} attribute is not a JSON object")
-    return mechanism_from_spec(spec)
+    return mechanism_from_spec(spec_of(data.attrs, f"{path}: the reports"))
 
 
 def _table_part(source: ReportFile, part) -> np.ndarray:
