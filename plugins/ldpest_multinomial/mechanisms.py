@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
-from ldpest.exact import WORD, keep_threshold, random_words, require_gap
+from ldpest.exact import WORD, keep_threshold, random_words, require_gap, words_below
 from ldpest.noise import LatticeLaplace
 from ldpest.stats import AffineBinomialOracle, laplace_mean_kurtosis
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
@@ -192,9 +192,8 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def _privatize(self, codes, rng):
         n, d = codes.shape[0], self.d
         out = np.empty((n, d), dtype=np.uint8)
-        threshold = np.uint64(self._keep)
         for rows in _row_blocks(n, d):
-            block = random_words(rng, (rows.stop - rows.start, d)) >= threshold  # flipped coordinates
+            block = ~words_below(rng, (rows.stop - rows.start, d), self._keep)  # flipped: word >= threshold
             block[np.arange(block.shape[0]), codes[rows]] ^= True
             out[rows] = block
         return out

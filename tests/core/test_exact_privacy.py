@@ -72,10 +72,34 @@ def test_randomized_response_keeps_exactly_below_its_threshold(epsilon):
 
 @pytest.mark.parametrize("epsilon", [0.5, 20.0, 50.0])
 def test_unary_flips_exactly_at_its_threshold(epsilon):
+    """The sampler compares 16-bit heads first and 48-bit tails on a tie (ldpest.exact.words_below):
+    with both heads tied, tails T_tail - 1 and T_tail keep and flip; heads below and above decide alone."""
     mech = ldpest.mechanism("unary-randomized-response", epsilon=epsilon, categories=["a", "b"])
     threshold = mech._keep
-    reports = mech.privatize(["a"], rng=ScriptedWords([threshold - 1, threshold]))
+    head, tail = threshold >> 48, threshold & ((1 << 48) - 1)
+    tied = head | (head << 16)  # the first word's two 16-bit quarters are the two coordinates' heads
+    reports = mech.privatize(["a"], rng=ScriptedWords([tied, (tail - 1) << 16, tail << 16]))
     assert reports.values.tolist() == [[1, 1]]  # true bit kept (word < T); other bit flipped (word = T)
+    if 0 < head < 0xFFFF:
+        decided = (head - 1) | ((head + 1) << 16)  # no tie, so no tail is drawn
+        reports = mech.privatize(["b"], rng=ScriptedWords([decided]))
+        assert reports.values.tolist() == [[0, 0]]  # a's 0 kept (head below); b's 1 flipped (head above)
+
+
+@pytest.mark.parametrize("threshold", [0, 1, (1 << 48) - 1, 1 << 48, (5 << 48) + 12345, (1 << 63) + 7,
+                                       WORD - 1, WORD])
+def test_words_below_has_the_law_of_whole_words(threshold):
+    """Every branch of the two-stage comparison, scripted, against the whole-word comparison."""
+    from ldpest.exact import words_below
+
+    head, tail = threshold >> 48, threshold & ((1 << 48) - 1)
+    for first in {max(head - 1, 0), min(head, 0xFFFF), min(head + 1, 0xFFFF)}:  # 16-bit heads only
+        for rest in {0, max(tail - 1, 0), tail, min(tail + 1, (1 << 48) - 1), (1 << 48) - 1}:
+            word = (first << 48) | rest
+            got = words_below(ScriptedWords([first, rest << 16]), 1, threshold)
+            assert got.tolist() == [word < threshold], (first, rest)
+    counts = words_below(np.random.default_rng(3), 400_000, (1 << 63) + (1 << 61)).mean()
+    assert abs(counts - 0.625) < 5 * math.sqrt(0.625 * 0.375 / 400_000)
 
 
 @pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
