@@ -96,7 +96,12 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
 
 
 def count_rows(path, header: bool = True) -> int:
-    """Data rows of a CSV file, counted by streaming its first column."""
+    """Data rows of a CSV file (counted by streaming its first column) or of a Parquet file."""
+    if Path(path).suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        open_source(path)  # a clear error for a missing or unreadable file
+        return int(pq.ParquetFile(path).metadata.num_rows)
     source = CsvSource.open(path, header=header)
     return sum(len(values) for _, values in source.chunks(source.columns[:1], "string"))
 

@@ -134,3 +134,13 @@ def test_zarr_reports_stream_without_a_scheduler_and_parquet_raw_data_privatise(
     assert np.all(np.abs(unprojected - THETA) < 5 * np.array(estimated["data_vars"]["stderr"]["data"]))
     fails_cleanly(run("estimate", tmp_path / "reports.zarr", "--raw", "-c", "x", "-m", "laplace", "-e", "1",
                       "--categories", "a,b"), "--raw reads raw data from CSV or Parquet")
+
+
+def test_raw_parquet_tunes_auto_sizes_to_its_row_count(tmp_path):
+    raw = tmp_path / "points.parquet"
+    pq.write_table(pa.table({"x": np.random.default_rng(6).beta(2, 5, 4000)}), raw)
+    done = run("estimate", raw, "--raw", "-c", "x", "-m", "laplace-histogram", "-e", "1", "-p", "low=[0]",
+               "-p", "high=[1]", "-p", "bins=\"auto\"", "--seed", "1", "--json", "--no-progress")
+    assert done.exit_code == 0, done.output
+    spec = json.loads(json.loads(done.stdout)["attrs"]["mechanism_spec"])
+    assert spec["expected_n"] == 4000
