@@ -265,6 +265,16 @@ class FrequencyOracle(abc.ABC):
         """True if the class overrides :meth:`worst_case_variance` (third-party oracles too)."""
         return cls.worst_case_variance is not FrequencyOracle.worst_case_variance
 
+    @property
+    def index_dtype(self) -> np.dtype:
+        """The smallest unsigned integer type that holds a category index: the stored form of
+        single-category reports (uint8 up to 256 categories: 1 byte per report)."""
+        d = len(self.categories)
+        for dtype in (np.uint8, np.uint16, np.uint32):
+            if d <= int(np.iinfo(dtype).max) + 1:
+                return np.dtype(dtype)
+        return np.dtype(np.int64)
+
     def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
         """Stored label reports are category indices 0..d-1; other reports validate as collected."""
         if self.report_kind != "label":
@@ -277,7 +287,7 @@ class FrequencyOracle(abc.ABC):
         if bad.any():
             raise DataError(f"{int(bad.sum())} report(s) are not category indices in 0..{d - 1}",
                             row=np.flatnonzero(bad)[0])
-        return values.astype(np.int64)
+        return values.astype(self.index_dtype, copy=False)
 
     def encode_labels(self, values, what: str = "data") -> np.ndarray:
         """Map labels to category indices; error naming how many and which are unknown."""

@@ -128,14 +128,20 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return self._q
 
     def _privatize(self, codes, rng):
+        """Reports in the smallest index type (1 byte up to 256 categories), block by block."""
         n = codes.shape[0]
-        keep = random_words(rng, n) < np.uint64(self._keep)
-        other = rng.integers(0, self.d - 1, size=n)
-        other += other >= codes  # uniform over the d - 1 other categories
-        return np.where(keep, codes, other)
+        out = np.empty(n, dtype=self.index_dtype)
+        for rows in _row_blocks(n, 1):
+            block = codes[rows]
+            keep = random_words(rng, len(block)) < np.uint64(self._keep)
+            other = rng.integers(0, self.d - 1, size=len(block))
+            other += other >= block  # uniform over the d - 1 other categories
+            np.copyto(other, block, where=keep)
+            out[rows] = other
+        return out
 
     def encode_reports(self, values):
-        return self.encode_labels(values, "reports")
+        return self.encode_labels(values, "reports").astype(self.index_dtype)
 
     def channel(self) -> Channel:
         """The implemented channel, exactly (fractions from the integer threshold)."""

@@ -94,7 +94,7 @@ def test_errors_name_the_line_of_a_late_part(tmp_path, scheduler):
 
 
 def test_netcdf_memory_stays_one_part(tmp_path):
-    reports = _reports(n=400_000, name="randomized-response")  # 3.2 MB of int64 reports
+    reports = _reports(n=4_000_000, name="randomized-response")  # 4 MB of one-byte reports
     path = _write(reports, tmp_path / "r.nc")
     source = ldpest.open_reports(path, part_bytes=1 << 16)
     ldpest.estimate(source)  # warm caches and imports

@@ -270,3 +270,21 @@ def test_exact_aggregate_simulation_has_the_law_of_per_record_privatisation(name
     assert_variance_matches(fast, variance, what="fast variance")
     for j in range(4):
         assert scipy_stats.ks_2samp(fast[:, j], direct[:, j]).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("d, dtype", [(2, np.uint8), (256, np.uint8), (257, np.uint16), (70_000, np.uint32)])
+def test_randomized_response_reports_take_the_smallest_index_type(d, dtype, tmp_path):
+    """Issue 15: 1 byte per report up to 256 categories (int64 before); files keep the type, and
+    reports stored as int64 by earlier versions are still read."""
+    mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=list(range(d)))
+    codes = np.random.default_rng(0).integers(0, d, 5000)
+    reports = mech.privatize(codes, rng=np.random.default_rng(1))
+    assert reports.values.dtype == dtype and reports.values.max() < d
+    assert ldpest.Reports.from_array(codes, mech).values.dtype == dtype
+    path = tmp_path / "r.nc"
+    reports.to_netcdf(path)
+    back = ldpest.read_reports(path)
+    assert back.values.dtype == dtype and np.array_equal(back.values, reports.values)
+    assert np.array_equal(mech.check_encoded_reports(reports.values.astype(np.int64)), reports.values)
+    expected = ldpest.estimate(reports)["count"].values
+    assert np.array_equal(expected, np.bincount(reports.values.astype(np.int64), minlength=d))
