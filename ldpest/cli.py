@@ -281,7 +281,7 @@ def estimate_command(
     """
     _check_level(level)
     pipeline.refuse_overwriting(output, reports)
-    pipeline.check_csv_options(reports, header, codes, scheduler)
+    pipeline.check_csv_options(reports, header, codes)
     mech = None
     if mechanism is not None or raw:
         mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column, raw_data=reports if raw else None,

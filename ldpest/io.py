@@ -181,9 +181,8 @@ PARQUET_BATCH_ROWS = 1 << 16
 @dataclass(frozen=True)
 class ParquetSource:
     """A Parquet file of reports or data: its columns, and the mechanism spec if ldpest wrote it.
-
-    Read batch by batch (memory stays one batch) or row group by row group (the dask path
-    reads each row group once, in the task that aggregates it)."""
+    Read batch by batch (memory stays one batch); report files are read by row group in
+    :mod:`ldpest.sources`."""
 
     path: Path
     columns: list[str]
@@ -216,11 +215,6 @@ class ParquetSource:
     def where(self, row: int) -> str:
         return f"row {row + 1}"
 
-    def row_groups(self) -> int:
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(self.path).metadata.num_row_groups
-
     def chunks(self, columns: list[str], kind: str, block_bytes: int | None = None,
                progress=None) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(first_row, values)`` like :meth:`CsvSource.chunks`, batch by batch."""
@@ -235,17 +229,8 @@ class ParquetSource:
             if progress is not None:
                 progress(int(self.path.stat().st_size * offset / max(1, handle.metadata.num_rows)))
 
-    def row_group(self, index: int, columns: list[str], kind: str) -> tuple[int, np.ndarray]:
-        """``(first_row, values)`` of one row group."""
-        import pyarrow.parquet as pq
-
-        handle = pq.ParquetFile(self.path)
-        first = sum(handle.metadata.row_group(i).num_rows for i in range(index))
-        return first, self._values(handle.read_row_group(index, columns=columns), columns, kind, first)
-
     def _values(self, batch, columns: list[str], kind: str, offset: int) -> np.ndarray:
-        arrays = [self._convert(batch.column(columns.index(c)) if isinstance(batch, pa.RecordBatch)
-                                else batch.column(c), c, kind, offset) for c in columns]
+        arrays = [self._convert(batch.column(c), c, kind, offset) for c in columns]
         return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
 
     def _convert(self, column, name: str, kind: str, offset: int) -> np.ndarray:

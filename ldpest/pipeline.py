@@ -340,7 +340,7 @@ def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimato
     return est.finalize(total)
 
 
-def check_csv_options(path, header: bool, codes: str, scheduler: str | None = None) -> None:
+def check_csv_options(path, header: bool, codes: str) -> None:
     """``--no-header`` (CSV) and ``--codes`` (CSV, Parquet) describe table files: a clear error
     where they cannot apply."""
     path = Path(path)
@@ -355,8 +355,8 @@ def check_csv_options(path, header: bool, codes: str, scheduler: str | None = No
 
 def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",
                    block_bytes=None, progress=None, header: bool = True, codes: str = "labels") -> int:
-    """Privatise raw data in a CSV and write the reports (.nc or .csv) atomically; returns n."""
-    check_csv_options(Path(path), header, codes, None)
+    """Privatise raw data (CSV or Parquet) and write the reports (.nc, .csv or .parquet) atomically; returns n."""
+    check_csv_options(path, header, codes)
     chunks = stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes, progress=progress,
                             header=header, codes=codes)
     with ReportWriter(output, mechanism, resolve_rng(rng)[1]) as writer:

@@ -11,21 +11,13 @@ import xarray as xr
 from typer.testing import CliRunner
 
 from ldpest.cli import app
+from test_cli import fails_cleanly  # noqa: F401  (also imported from here by other test modules)
 
 runner = CliRunner()
 
 
 def run(*args):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def fails_cleanly(result, *fragments):
-    assert result.exit_code == 2, (result.exit_code, result.output)
-    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("ldpest: warning")]
-    assert len(lines) == 1 and lines[0].startswith("ldpest: error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], (fragment, lines[0])
-    assert "Traceback" not in result.output
 
 
 def snapshot(folder: Path) -> dict:
