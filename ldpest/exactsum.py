@@ -24,12 +24,13 @@ import numpy as np
 _HALF = 26
 _HALF_MASK = (1 << _HALF) - 1
 _BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
-_LATTICE_BLOCK = 1 << 20  # values per block of the lattice fast path (cache-sized)
+_LATTICE_BLOCK = 1 << 17  # values per block of the lattice paths: 1 MiB, so the check's passes run in cache
+_MAX_EXACT_ROWS = 1 << 20  # rows per lattice block at most: 2^20 units below 2^32 sum below 2^52
 _LATTICE_UNIT_LIMIT = float(1 << 32)  # |units| below this and <= 2^20 rows per block: float64 block sums are exact
 _GRAM_SHIFT = 16  # lattice units below 2^31 split into halves of 15 (signed) and 16 bits
 _GRAM_LIMIT = 1 << 31
 _EXACT_FLOAT = 1 << 53  # integers below this are exact in float64
-_GRAM_BLOCK = 1 << 16  # rows per block (cache-sized); exactness needs at most 2^20: 2^20 (2^16)^2 = 2^52 < 2^53
+_GRAM_BLOCK = 1 << 16  # rows per Gram block at most; the split product needs at most 2^20: 2^20 (2^16)^2 = 2^52
 
 
 class ExactSum:
@@ -77,27 +78,20 @@ class ExactSum:
     def _of_lattice(cls, values: np.ndarray, step: float) -> "ExactSum | None":
         """Sum in units of ``step`` (a power of two), block by block; None if off the lattice.
 
-        Every unit is checked to be an integer below 2^32 in magnitude; a block has at most 2^20
-        rows, so every partial sum is an integer below 2^52 and the float64 sum is exact."""
+        Every value is checked to be ``u * step`` with ``u`` an integer below 2^32 in magnitude;
+        a block has at most 2^20 rows, so every partial sum of the block is a multiple of ``step``
+        below ``2^52 step`` and the block's float64 sum is exact in any order (BLAS's too)."""
         mantissa, exponent = math.frexp(step)
         if mantissa != 0.5 or values.ndim == 0 or values.shape[0] == 0 or values[0].size == 0:
             return None
         flat = values.reshape(values.shape[0], -1)
-        inverse = 1.0 / step  # exact: a power of two
-        rows = max(1, _LATTICE_BLOCK // max(1, flat.shape[1]))
-        scaled = np.empty((min(rows, flat.shape[0]), flat.shape[1]))
-        rounded = np.empty_like(scaled)
-        total = np.array([0] * flat.shape[1], dtype=object)
-        for start in range(0, flat.shape[0], rows):
-            block = flat[start:start + rows]
-            units, whole = scaled[:len(block)], rounded[:len(block)]
-            np.multiply(block, inverse, out=units)
-            if not (units.max() < _LATTICE_UNIT_LIMIT and units.min() > -_LATTICE_UNIT_LIMIT):  # NaN fails too
+        rows = max(1, min(_MAX_EXACT_ROWS, _LATTICE_BLOCK // flat.shape[1]))
+        ones = np.ones(min(rows, flat.shape[0]))
+        total = np.zeros(flat.shape[1], dtype=object)
+        for units, _ in _lattice_blocks(flat, step, rows, _LATTICE_UNIT_LIMIT):
+            if units is None:
                 return None
-            np.rint(units, out=whole)
-            if np.not_equal(whole, units, out=whole).any():
-                return None
-            total = total + units.sum(axis=0).astype(np.int64).astype(object)
+            total = total + (ones[:len(units)] @ units).astype(np.int64).astype(object)
         return cls(total, exponent - 1, values.shape[1:])
 
     @classmethod
@@ -135,25 +129,22 @@ class ExactSum:
     def _sums_and_gram_lattice(cls, values: np.ndarray, step: float):
         mantissa, exponent = math.frexp(step)
         n, k = values.shape
-        if mantissa != 0.5 or n == 0:
+        if mantissa != 0.5 or n == 0 or k == 0:
             return None
-        inverse = 1.0 / step  # exact: a power of two
+        rows = max(1, min(_GRAM_BLOCK, _LATTICE_BLOCK // k))
+        ones = np.ones(min(rows, n))
         sums = np.zeros(k, dtype=object)
         gram = np.zeros(k * k, dtype=object)
-        for start in range(0, n, _GRAM_BLOCK):
-            scaled = values[start:start + _GRAM_BLOCK] * inverse
-            units = scaled.astype(np.int64)  # NaN/inf/huge values give garbage and fail the check
-            if not np.array_equal(units, scaled):
+        for units, largest in _lattice_blocks(values, step, rows, float(_GRAM_LIMIT)):
+            if units is None:
                 return None
-            largest = int(np.abs(units).max())
-            if largest >= _GRAM_LIMIT:
-                return None
-            sums = sums + units.sum(axis=0).astype(object)
+            sums = sums + (ones[:len(units)] @ units).astype(np.int64).astype(object)
             if len(units) * largest * largest < _EXACT_FLOAT:
-                block = (scaled.T @ scaled).astype(np.int64).astype(object)  # every partial sum exact
+                block = (units.T @ units).astype(np.int64).astype(object)  # every partial sum exact
             else:
-                high = (units >> _GRAM_SHIFT).astype(np.float64)  # floor: 0 <= low < 2^16
-                low = (units & ((1 << _GRAM_SHIFT) - 1)).astype(np.float64)
+                whole = units.astype(np.int64)
+                high = (whole >> _GRAM_SHIFT).astype(np.float64)  # floor: 0 <= low < 2^16
+                low = (whole & ((1 << _GRAM_SHIFT) - 1)).astype(np.float64)
                 hl = (high.T @ low).astype(np.int64).astype(object)
                 block = ((high.T @ high).astype(np.int64).astype(object) * (1 << (2 * _GRAM_SHIFT))
                          + (hl + hl.T) * (1 << _GRAM_SHIFT) + (low.T @ low).astype(np.int64).astype(object))
@@ -209,3 +200,27 @@ class ExactSum:
 
     def __repr__(self) -> str:
         return f"ExactSum(shape={self.shape}, value={self.to_float()!r})"
+
+
+def _lattice_blocks(flat: np.ndarray, step: float, rows: int, limit: float):
+    """Yield each block of ``rows`` rows of ``flat`` in units of ``step`` (float64, exact: ``step``
+    is a power of two) with its largest ``|unit|``; yield ``(None, None)`` and stop at the first
+    block holding a value that is not an integer multiple of ``step`` below ``limit`` units in
+    magnitude (NaN and infinities included).  The buffers are reused, so each view is valid
+    until the next block."""
+    inverse = 1.0 / step
+    size = min(rows, flat.shape[0])
+    units_buffer, whole_buffer = np.empty((size, flat.shape[1])), np.empty((size, flat.shape[1]))
+    same_buffer = np.empty((size, flat.shape[1]), dtype=bool)
+    for start in range(0, flat.shape[0], rows):
+        block = flat[start:start + rows]
+        highest, lowest = block.max() * inverse, block.min() * inverse
+        if not (highest < limit and lowest > -limit):  # NaN compares false
+            yield None, None
+            return
+        units = np.multiply(block, inverse, out=units_buffer[:len(block)])
+        whole = np.rint(units, out=whole_buffer[:len(block)])
+        if not np.equal(whole, units, out=same_buffer[:len(block)]).all():
+            yield None, None
+            return
+        yield units, max(highest, -lowest)

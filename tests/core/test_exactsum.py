@@ -66,3 +66,44 @@ def test_gram_equals_the_general_path_and_adds_over_chunks(monkeypatch):
     assert ExactSum.gram(off, 2.0 ** -8) == ExactSum.of((off[:, :, None] * off[:, None, :]).reshape(1000, 16))
     with pytest.raises(ValueError, match="2-D"):
         ExactSum.gram(values[:, 0], 2.0 ** -8)
+
+
+# --- the lattice path of ExactSum.of (blocks checked in cache, summed by BLAS) -------------------
+@pytest.mark.parametrize("largest", [1, 2 ** 20, 2 ** 32 - 1])
+def test_lattice_sum_is_the_exact_integer_sum_across_blocks(monkeypatch, largest):
+    from ldpest import exactsum
+
+    monkeypatch.setattr(exactsum, "_LATTICE_BLOCK", 96)  # blocks of 32 rows: many, and a ragged last one
+    rng = np.random.default_rng(largest)
+    units = rng.integers(-largest, largest + 1, size=(1001, 3))
+    units[:400, 0] = largest  # partial sums far beyond 2^53 when added across blocks
+    units[5, 1] = -largest
+    step = 2.0 ** -9
+    total = exactsum.ExactSum._of_lattice(units * step, step)
+    assert total is not None  # the lattice path took it
+    assert [int(v) for v in total.numerators] == units.sum(axis=0).tolist() and total.exponent == -9
+    assert total == ExactSum.of(units * step)  # the general path agrees
+
+
+def test_lattice_sum_refuses_what_it_cannot_add_exactly_and_the_general_path_takes_over():
+    from ldpest import exactsum
+
+    step = 2.0 ** -3
+    base = np.arange(-50, 50, dtype=np.float64).reshape(25, 4) * step
+    for bad in [2.0 ** 32 * step, -(2.0 ** 32) * step, step / 2, 1e-300, np.inf, -np.inf]:
+        values = base.copy()
+        values[17, 2] = bad
+        assert exactsum.ExactSum._of_lattice(values, step) is None, bad
+        if np.isfinite(bad):
+            assert ExactSum.of(values, step).to_fraction() == [sum(Fraction(v) for v in values[:, j])
+                                                                for j in range(4)]
+    values = base.copy()
+    values[3, 3] = np.nan
+    assert exactsum.ExactSum._of_lattice(values, step) is None
+    with pytest.raises(ValueError, match="finite"):
+        ExactSum.of(values, step)
+    edge = base.copy()
+    edge[0, 0], edge[1, 1], edge[2, 2] = (2.0 ** 32 - 1) * step, -(2.0 ** 32 - 1) * step, -0.0
+    assert exactsum.ExactSum._of_lattice(edge, step) == ExactSum.of(edge)
+    strided = np.repeat(base, 2, axis=1)[:, ::2]  # not contiguous
+    assert exactsum.ExactSum._of_lattice(strided, step) == ExactSum.of(base)
