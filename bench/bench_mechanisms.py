@@ -3,6 +3,7 @@ same computation, privatise and estimate timed separately, in one run (issue 15)
 
     .venv/bin/python bench/bench_mechanisms.py                  # n = 10^5, 10^6
     .venv/bin/python bench/bench_mechanisms.py --n 1e5,1e6,1e7 --repeat 3
+    .venv/bin/python bench/bench_mechanisms.py --n 1e6 --memory         # peak traced memory instead
 
 The baselines draw floats where ldpest draws 64-bit words against proven thresholds, keep
 reports in whatever dtype is handy, sum in float64 (ldpest: exact sums) and build no labelled
@@ -133,6 +134,37 @@ def cases():
 
 
 
+def traced_peak(call) -> tuple[object, int]:
+    """``call()``'s result and the peak of the memory it allocated (numpy's buffers are traced)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return call(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def memory_rows(sizes, only):
+    """Peak memory of ldpest's privatise and estimate, in units of the reports' size (issue 15's
+    target: privatise at most 1.5x the reports; estimate bounded by one block)."""
+    print(f"{'mechanism':<27}{'n':>9}{'report dtype':>14}{'reports MiB':>13}{'privatise peak':>16}"
+          f"{'estimate peak':>15}")
+    for name, params, estimator, make, _, _ in cases():
+        if only and name not in only:
+            continue
+        mech = ldpest.mechanism(name, epsilon=EPSILON, **params)
+        for n in sizes:
+            data = make(n, np.random.default_rng(0))
+            mech.privatize(data[:1000], rng=np.random.default_rng(1))  # warm caches and imports
+            reports, privatise_peak = traced_peak(lambda: mech.privatize(data, rng=np.random.default_rng(1)))
+            ldpest.estimate(reports, estimator)
+            _, estimate_peak = traced_peak(lambda: ldpest.estimate(reports, estimator))
+            size = np.asarray(reports.values).nbytes
+            print(f"{name:<27}{n:>9.0e}{str(np.asarray(reports.values).dtype):>14}{size / 2 ** 20:>13.1f}"
+                  f"{privatise_peak / size:>15.2f}x{estimate_peak / size:>14.2f}x", flush=True)
+
+
 def main(argv=None):
     import warnings
 
@@ -140,9 +172,12 @@ def main(argv=None):
     parser.add_argument("--n", default="1e5,1e6")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default=None, help="comma-separated mechanism names")
+    parser.add_argument("--memory", action="store_true", help="print peak memory instead of times")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     sizes = [int(float(v)) for v in args.n.split(",")]
+    if args.memory:
+        return memory_rows(sizes, args.only.split(",") if args.only else None)
     print(f"{'mechanism':<27}{'n':>9}{'privatise s':>13}{'numpy s':>9}{'ratio':>7}{'estimate s':>12}"
           f"{'numpy s':>9}{'ratio':>7}")
     for name, params, estimator, make, numpy_privatise, numpy_estimate in cases():

@@ -196,6 +196,14 @@ class Mechanism(_Configurable, abc.ABC):
         return None
 
 
+def smallest_index_dtype(size: int) -> np.dtype:
+    """The smallest unsigned integer type that holds the indices ``0 .. size - 1`` (int64 beyond 2^32)."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size <= int(np.iinfo(dtype).max) + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
 class FrequencyOracle(abc.ABC):
     """Protocol of mechanisms over ``categories`` whose reports give a linear
     unbiased estimate of the category frequencies (the ``frequency``
@@ -269,11 +277,7 @@ class FrequencyOracle(abc.ABC):
     def index_dtype(self) -> np.dtype:
         """The smallest unsigned integer type that holds a category index: the stored form of
         single-category reports (uint8 up to 256 categories: 1 byte per report)."""
-        d = len(self.categories)
-        for dtype in (np.uint8, np.uint16, np.uint32):
-            if d <= int(np.iinfo(dtype).max) + 1:
-                return np.dtype(dtype)
-        return np.dtype(np.int64)
+        return smallest_index_dtype(len(self.categories))
 
     def check_encoded_reports(self, values: np.ndarray) -> np.ndarray:
         """Stored label reports are category indices 0..d-1; other reports validate as collected."""

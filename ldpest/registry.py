@@ -14,6 +14,7 @@ allowlist: only those entry points are loaded.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import json
 import os
@@ -192,6 +193,7 @@ def plugin_errors() -> list[PluginFailure]:
     return list(get_registry().failures)
 
 
+@functools.lru_cache(maxsize=None)
 def _signature(cls: type) -> inspect.Signature | None:
     """The first constructor along the MRO that names its parameters (``**params`` forwards)."""
     for klass in cls.__mro__:

@@ -58,7 +58,7 @@ def density_units(ds: xr.Dataset, name: str) -> tuple[str, str | None]:
     ``1/(year kg)`` when every axis coordinate states its ``units``."""
     axes = [dim for dim in ds[name].dims]
     long_name = f"estimated probability density per unit of {' x '.join(axes)}"
-    units = [ds[dim].attrs.get("units") if dim in ds.coords else None for dim in axes]
+    units = [ds.variables[dim].attrs.get("units") if dim in ds.coords else None for dim in axes]
     if not axes or any(unit is None for unit in units):
         return long_name, None
     return long_name, f"1/{units[0]}" if len(units) == 1 else f"1/({' '.join(units)})"
@@ -70,19 +70,19 @@ def describe(ds: xr.Dataset) -> xr.Dataset:
     name = ds.attrs.get("estimate_variable")
     scale_units = LONG_NAMES.get(name, (None, None))[1]
     if name == "density" and name in ds:
-        ds[name].attrs["long_name"], scale_units = density_units(ds, name)
+        ds.variables[name].attrs["long_name"], scale_units = density_units(ds, name)
     for variable in ds.data_vars:
         long_name, units = LONG_NAMES.get(variable, (None, None))
         if variable.endswith("_bounds"):
-            long_name, units = f"edges of the {variable[:-7]} cells", ds[variable[:-7]].attrs.get("units")
+            long_name, units = f"edges of the {variable[:-7]} cells", ds.variables[variable[:-7]].attrs.get("units")
         if long_name is None:
             continue
         if variable != "density":
-            ds[variable].attrs["long_name"] = long_name
+            ds.variables[variable].attrs["long_name"] = long_name
         units = units if units is not None else (scale_units if variable in ("density", "stderr", "unprojected",
                                                                              "lower", "upper") else None)
         if units is not None:
-            ds[variable].attrs["units"] = units
+            ds.variables[variable].attrs["units"] = units
     return ds
 
 
@@ -104,21 +104,21 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
         data_vars[f"{dim}_bounds"] = ((dim, "bounds"), np.asarray(edges, dtype=np.float64))
     ds = xr.Dataset(data_vars, coords=coords)
     for dim in parts.bounds:
-        ds[dim].attrs["bounds"] = f"{dim}_bounds"
-    ds[parts.variable].attrs["description"] = (
+        ds.variables[dim].attrs["bounds"] = f"{dim}_bounds"
+    ds.variables[parts.variable].attrs["description"] = (
         f"{parts.variable} estimate" + (f" after {parts.projection} projection" if parts.projection != "none" else "")
     )
-    ds["stderr"].attrs["description"] = (
+    ds.variables["stderr"].attrs["description"] = (
         "analytic standard error of the unbiased (unprojected) estimate, evaluated at the estimate "
         "moved into its feasible range (never 0; docs/privacy.md, 'Standard errors and intervals')")
     if parts.count is not None:
         offset, gap, scale = parts.count_map
-        ds["count"].attrs.update({
+        ds.variables["count"].attrs.update({
             "description": f"binomial count behind the estimate: unprojected = (count / n - count_offset) / "
                            f"count_gap * count_scale; exact (Clopper-Pearson) intervals use it"})
         ds.attrs.update({"count_offset": float(offset), "count_gap": float(gap), "count_scale": float(scale)})
     if parts.excess_kurtosis is not None:
-        ds["excess_kurtosis"].attrs["description"] = (
+        ds.variables["excess_kurtosis"].attrs["description"] = (
             "excess kurtosis of the unprojected estimate; the normal interval's critical value is corrected for it")
     ds.attrs.update(
         {

@@ -34,11 +34,14 @@ import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
 from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
+from ldpest.contract import smallest_index_dtype
+from ldpest.stats import count_indices
 from ldpest.validation import check_positive_int
 
-from .mechanisms import _CategoricalMechanism
+from .mechanisms import _CategoricalMechanism, _row_blocks
 
 _CHANNEL_LIMIT = 1 << 12
+_SYMBOL_BLOCK = 1 << 12  # rows per privatise block: its 13 temporaries stay under 1 MiB
 
 
 def fwht(values: np.ndarray) -> np.ndarray:
@@ -180,7 +183,19 @@ class HadamardResponse(_CategoricalMechanism):
         wrong = (np.bitwise_count(rows & column) & 1) != parity
         return column | (lowest * wrong)
 
+    @property
+    def symbol_dtype(self) -> np.dtype:
+        """Stored type of a report: the smallest unsigned type that holds ``K - 1``."""
+        return smallest_index_dtype(self.symbols)
+
     def _privatize(self, codes, rng):
+        """Symbols in :attr:`symbol_dtype`, block by block (temporaries bounded by one block)."""
+        out = np.empty(codes.shape[0], dtype=self.symbol_dtype)
+        for rows in _row_blocks(codes.shape[0], 1, _SYMBOL_BLOCK):
+            out[rows] = self._privatize_block(codes[rows], rng)
+        return out
+
+    def _privatize_block(self, codes, rng):
         n, layout = codes.shape[0], self._layout
         s, b, K = layout.half, layout.width, layout.symbols
         block, row = self._block_of[codes], self._row_of[codes]
@@ -202,12 +217,11 @@ class HadamardResponse(_CategoricalMechanism):
             raise DataError(f"reports of {self.name!r} must be integer symbols")
         if values.dtype.kind not in "iuf":
             raise DataError(f"reports of {self.name!r} must be integer symbols, got dtype {values.dtype}")
-        values = values.astype(np.int64)
         bad = (values < 0) | (values >= self.symbols)
         if bad.any():
             raise DataError(f"{int(bad.sum())} report(s) are not symbols in 0..{self.symbols - 1}",
                             row=int(np.flatnonzero(bad)[0]))
-        return values
+        return values.astype(self.symbol_dtype)
 
     def _signs(self) -> np.ndarray:
         """``H[r_x, y]`` over each category's own block: shape (d, b)."""
@@ -229,7 +243,7 @@ class HadamardResponse(_CategoricalMechanism):
         return Channel(self.categories, np.arange(K), matrix)
 
     def frequency_statistics(self, reports):
-        return {"symbols": np.bincount(reports, minlength=self.symbols).astype(np.int64)}
+        return {"symbols": count_indices(reports, self.symbols)}
 
     def _agreement(self, histogram) -> np.ndarray:
         """``sum_i W_ij`` for every j: per-block Walsh-Hadamard transforms of the histogram."""

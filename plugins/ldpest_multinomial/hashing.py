@@ -44,12 +44,13 @@ from ldpest.exact import WORD, keep_threshold, random_words, require_gap
 from ldpest.stats import AffineBinomialOracle
 from ldpest.validation import check_positive_int, check_report_matrix
 
-from .mechanisms import _CategoricalMechanism
+from .mechanisms import _CategoricalMechanism, _row_blocks
 
 MERSENNE_31 = (1 << 31) - 1  #: the default prime: residues and sums of two fit in uint32
 MAX_HASH_RANGE = 1 << 20
 _DECODE_ROWS = 1 << 18  # rows per decoding block: the uint32 working set stays in cache
 _CHANNEL_LIMIT = 200_000
+_PRIVATIZE_ROWS = 1 << 14  # rows per privatise block: its temporaries stay in cache
 
 
 def is_prime(n: int) -> bool:
@@ -149,6 +150,13 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         return scaled.astype(np.int64)  # truncation = floor (non-negative)
 
     def _privatize(self, codes, rng):
+        """``(a, c, y)`` per report, block by block (the temporaries are one block)."""
+        out = np.empty((codes.shape[0], 3), dtype=np.int64)
+        for rows in _row_blocks(codes.shape[0], 1, _PRIVATIZE_ROWS):
+            out[rows] = self._privatize_block(codes[rows], rng)
+        return out
+
+    def _privatize_block(self, codes, rng):
         n, g = codes.shape[0], self._g
         out = np.empty((n, 3), dtype=np.int64)
         a = rng.integers(1, self._prime, size=n, dtype=np.uint32)  # P < 2^31: 32-bit draws

@@ -21,10 +21,11 @@ import numpy as np
 from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
 from ldpest.exact import WORD, keep_threshold, random_words, require_gap, words_below
 from ldpest.noise import LatticeLaplace
-from ldpest.stats import AffineBinomialOracle, laplace_mean_kurtosis
+from ldpest.stats import AffineBinomialOracle, count_indices, laplace_mean_kurtosis
 from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
+_INDEX_BLOCK = 1 << 14  # rows per privatise block of randomized response: temporaries under 1 MiB
 
 
 def _row_blocks(n: int, d: int, rows: int | None = None):
@@ -131,7 +132,7 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         """Reports in the smallest index type (1 byte up to 256 categories), block by block."""
         n = codes.shape[0]
         out = np.empty(n, dtype=self.index_dtype)
-        for rows in _row_blocks(n, 1):
+        for rows in _row_blocks(n, 1, _INDEX_BLOCK):
             block = codes[rows]
             keep = random_words(rng, len(block)) < np.uint64(self._keep)
             other = rng.integers(0, self.d - 1, size=len(block))
@@ -152,7 +153,7 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return Channel(self.categories, np.arange(self.d), matrix)
 
     def frequency_statistics(self, reports):
-        return {"counts": np.bincount(reports, minlength=self.d).astype(np.int64)}
+        return {"counts": count_indices(reports, self.d)}
 
     def binomial_model(self):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""

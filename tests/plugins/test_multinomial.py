@@ -288,3 +288,38 @@ def test_randomized_response_reports_take_the_smallest_index_type(d, dtype, tmp_
     assert np.array_equal(mech.check_encoded_reports(reports.values.astype(np.int64)), reports.values)
     expected = ldpest.estimate(reports)["count"].values
     assert np.array_equal(expected, np.bincount(reports.values.astype(np.int64), minlength=d))
+
+
+@pytest.mark.parametrize("d", [3, 100, 200, 40_000])
+def test_hadamard_symbols_take_the_smallest_index_type(d, tmp_path):
+    """Issue 15: symbols are stored in the smallest unsigned type that holds K - 1 (int64 before);
+    int64 symbols of earlier files are still read, and the counts are bincount's."""
+    mech = ldpest.mechanism("hadamard-response", epsilon=1.0, categories=list(range(d)))
+    dtype = np.dtype(np.uint8 if mech.symbols <= 256 else np.uint16 if mech.symbols <= 65536 else np.uint32)
+    reports = mech.privatize(np.random.default_rng(0).integers(0, d, 5000), rng=np.random.default_rng(1))
+    assert reports.values.dtype == dtype and mech.symbol_dtype == dtype and reports.values.max() < mech.symbols
+    path = tmp_path / "h.nc"
+    reports.to_netcdf(path)
+    back = ldpest.read_reports(path)
+    assert back.values.dtype == dtype and np.array_equal(back.values, reports.values)
+    assert mech.encode_reports(reports.values.astype(np.int64)).dtype == dtype
+    counts = mech.frequency_statistics(reports.values)["symbols"]
+    assert np.array_equal(counts, np.bincount(reports.values.astype(np.int64), minlength=mech.symbols))
+
+
+@pytest.mark.parametrize("name", ["randomized-response", "hadamard-response"])
+def test_one_index_privatise_memory_is_the_reports_plus_one_block(name):
+    """Issue 15: privatise peaks at most 1.5x its one-byte reports at 10^6 (Hadamard was 12x its
+    int64 symbols, randomized response 11x): the input codes are not copied and the
+    temporaries are one block of rows."""
+    import tracemalloc
+
+    mech = ldpest.mechanism(name, epsilon=1.0, categories=list(range(20)))
+    codes = np.random.default_rng(0).integers(0, 20, 1_000_000)
+    mech.privatize(codes[:1000], rng=1)
+    tracemalloc.start()
+    reports = mech.privatize(codes, rng=np.random.default_rng(1))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert reports.values.dtype == np.uint8
+    assert peak < 1.5 * reports.values.nbytes, peak / reports.values.nbytes
