@@ -149,7 +149,7 @@ def memory_rows(sizes, only):
     """Peak memory of ldpest's privatise and estimate, in units of the reports' size (issue 15's
     target: privatise at most 1.5x the reports; estimate bounded by one block)."""
     print(f"{'mechanism':<27}{'n':>9}{'report dtype':>14}{'reports MiB':>13}{'privatise peak':>16}"
-          f"{'estimate peak':>15}")
+          f"{'estimate peak':>15}{'estimate MiB':>14}")
     for name, params, estimator, make, _, _ in cases():
         if only and name not in only:
             continue
@@ -162,7 +162,8 @@ def memory_rows(sizes, only):
             _, estimate_peak = traced_peak(lambda: ldpest.estimate(reports, estimator))
             size = np.asarray(reports.values).nbytes
             print(f"{name:<27}{n:>9.0e}{str(np.asarray(reports.values).dtype):>14}{size / 2 ** 20:>13.1f}"
-                  f"{privatise_peak / size:>15.2f}x{estimate_peak / size:>14.2f}x", flush=True)
+                  f"{privatise_peak / size:>15.2f}x{estimate_peak / size:>14.2f}x{estimate_peak / 2 ** 20:>14.1f}",
+                  flush=True)
 
 
 def main(argv=None):

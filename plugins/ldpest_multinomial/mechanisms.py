@@ -130,15 +130,15 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     def _privatize(self, codes, rng):
         """Reports in the smallest index type (1 byte up to 256 categories), block by block."""
-        n = codes.shape[0]
-        out = np.empty(n, dtype=self.index_dtype)
+        n, dtype = codes.shape[0], self.index_dtype
+        out = np.empty(n, dtype=dtype)
         for rows in _row_blocks(n, 1, _INDEX_BLOCK):
-            block = codes[rows]
+            block = codes[rows].astype(dtype)
             keep = random_words(rng, len(block)) < np.uint64(self._keep)
-            other = rng.integers(0, self.d - 1, size=len(block))
+            other = out[rows]  # a view: the block is written in place
+            other[...] = rng.integers(0, self.d - 1, size=len(block), dtype=dtype)
             other += other >= block  # uniform over the d - 1 other categories
             np.copyto(other, block, where=keep)
-            out[rows] = other
         return out
 
     def encode_reports(self, values):
