@@ -202,12 +202,13 @@ class HadamardResponse(_CategoricalMechanism):
         inside = random_words(rng, n) < np.uint64(self._in)
         free = rng.integers(0, s, size=n)
         other = rng.integers(0, K - s, size=n)  # uniform over the K - s symbols outside C_x
-        in_block = other >= K - b  # the last s values: the s symbols of x's own block outside C_x
+        own_block = inside | (other >= K - b)  # outside C_x, the last s values are x's own block
+        # in x's block: column ``free`` of C_x (parity 0) or ``other - (K - b)`` outside it (parity 1)
+        np.copyto(free, other - (K - b), where=~inside)
+        column = block * b + self._insert(row, free, ~inside)
         other_block = other // b
         other_block += other_block >= block
-        outside = np.where(in_block, block * b + self._insert(row, other - (K - b), 1),
-                           other_block * b + other % b)
-        return np.where(inside, block * b + self._insert(row, free, 0), outside)
+        return np.where(own_block, column, other_block * b + other % b)
 
     def encode_reports(self, values):
         values = np.asarray(values)
