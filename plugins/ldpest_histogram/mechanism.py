@@ -146,7 +146,7 @@ class LaplaceHistogram(Mechanism):
         points = np.asarray(data)
         if points.dtype.kind not in "iuf":
             raise DataError(f"data for {self.name!r} must be numbers, got dtype {points.dtype}")
-        points = points.astype(np.float64)
+        points = points.astype(np.float64, copy=False)
         if points.ndim == 1 and self.d == 1:
             points = points[:, None]
         if points.ndim != 2 or points.shape[1] != self.d:

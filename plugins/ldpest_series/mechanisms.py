@@ -16,7 +16,7 @@ from ldpest.validation import (check_epsilon, check_finite, check_positive_int, 
 from . import linf
 
 _EXACT_BLOCK = 1 << 20  # rows per float matmul block of +-1 values: sums stay below 2^53
-_PRIVATIZE_BLOCK = 1 << 18  # coordinates privatised at once by linf-sampling
+_PRIVATIZE_BLOCK = 1 << 16  # coordinates privatised at once by linf-sampling: temporaries about 2 MiB
 
 
 class SeriesMechanism(Mechanism):
@@ -68,7 +68,7 @@ class SeriesMechanism(Mechanism):
         x = np.asarray(data)
         if x.dtype.kind not in "iuf":
             raise DataError(f"data for {self.name!r} must be numbers in [0, 1], got dtype {x.dtype}")
-        x = x.astype(np.float64)
+        x = x.astype(np.float64, copy=False)
         if x.ndim == 2 and x.shape[1] == 1:
             x = x[:, 0]
         if x.ndim != 1:
