@@ -64,9 +64,12 @@ def ldpest_run(mechanism: str, data: np.ndarray, d: int, epsilon: float, rng) ->
     return ldpest.estimate(mech.privatize(data, rng=rng))["probability"].values
 
 
-def best_time(function, repeat: int) -> float:
+def best_time(function, repeat: int, budget: float = 0.25, most: int = 200) -> float:
+    """Best of at least ``repeat`` runs; short calls run again until they fill ``budget``
+    seconds (at most ``most`` runs, as timeit's autorange does), so that a sub-millisecond
+    figure is not one scheduling hiccup on this noisy 2-core machine."""
     times = []
-    for _ in range(repeat):
+    while len(times) < repeat or (sum(times) < budget and len(times) < most):
         start = time.perf_counter()
         function()
         times.append(time.perf_counter() - start)
