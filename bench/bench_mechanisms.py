@@ -88,17 +88,30 @@ def moments_estimate(reports):
     return reports.mean(axis=0), reports.T @ reports / reports.shape[0]
 
 
-def linf(x, rng):
+WALSH_K = 64  # the issue's slow case: Walsh functions, k = 64
+
+
+def walsh(x, k=WALSH_K):
+    """Walsh functions in Paley order from a +-1 table: w_n(x) = (-1)^popcount(n & reversed bits of x)."""
+    bits = int(math.log2(k))
+    cell = np.minimum((x * k).astype(np.int64), k - 1)
+    reversed_cell = np.zeros_like(cell)
+    for m in range(bits):
+        reversed_cell |= ((cell >> m) & 1) << (bits - 1 - m)
+    table = 1 - 2 * (np.bitwise_count(np.arange(k)[:, None] & np.arange(k)[None, :]) & 1).astype(np.int64)
+    return table[reversed_cell].astype(np.float64)
+
+
+def linf(x, rng, basis=trigonometric, b0=math.sqrt(2)):
     """Duchi et al.'s sampler: vertex by coordinatewise coins, uniform signs accepted when they
     agree with the vertex, else with probability 1 / e^epsilon (k even: ties count as far)."""
-    b0 = math.sqrt(2)
-    tau = trigonometric(x)
-    n = x.size
-    vertex = np.where(rng.random((n, K)) < 0.5 + tau / (2 * b0), 1, -1).astype(np.int8)
-    out = np.empty((n, K), dtype=np.int8)
+    tau = basis(x)
+    n, k = tau.shape
+    vertex = np.where(rng.random((n, k)) < 0.5 + tau / (2 * b0), 1, -1).astype(np.int8)
+    out = np.empty((n, k), dtype=np.int8)
     pending = np.arange(n)
     while pending.size:
-        u = np.where(rng.random((pending.size, K)) < 0.5, 1, -1).astype(np.int8)
+        u = np.where(rng.random((pending.size, k)) < 0.5, 1, -1).astype(np.int8)
         agree = (u * vertex[pending]).sum(axis=1, dtype=np.int64) > 0
         accept = agree | (rng.random(pending.size) < math.exp(-EPSILON))
         out[pending[accept]] = u[accept]
@@ -130,7 +143,14 @@ def cases():
         ("laplace-histogram", dict(low=[0], high=[1], bins=D), "histogram-mean", points, histogram, mean_estimate),
         ("laplace-series", dict(basis="trigonometric", k=K), None, points, laplace_series, moments_estimate),
         ("linf-sampling", dict(basis="trigonometric", k=K), None, points, linf, signs_estimate),
+        ("linf-sampling", dict(basis="walsh", k=WALSH_K), None, points, lambda x, rng: linf(x, rng, walsh, 1.0),
+         signs_estimate),
     ]
+
+
+def label(name, params):
+    """The printed row name: the mechanism, and the basis when there is one."""
+    return f"{name} ({params['basis']}, k={params['k']})" if "basis" in params else name
 
 
 
@@ -148,7 +168,7 @@ def traced_peak(call) -> tuple[object, int]:
 def memory_rows(sizes, only):
     """Peak memory of ldpest's privatise and estimate, in units of the reports' size (issue 15's
     target: privatise at most 1.5x the reports; estimate bounded by one block)."""
-    print(f"{'mechanism':<27}{'n':>9}{'report dtype':>14}{'reports MiB':>13}{'privatise peak':>16}"
+    print(f"{'mechanism':<38}{'n':>9}{'report dtype':>14}{'reports MiB':>13}{'privatise peak':>16}"
           f"{'estimate peak':>15}{'estimate MiB':>14}")
     for name, params, estimator, make, _, _ in cases():
         if only and name not in only:
@@ -161,7 +181,7 @@ def memory_rows(sizes, only):
             ldpest.estimate(reports, estimator)
             _, estimate_peak = traced_peak(lambda: ldpest.estimate(reports, estimator))
             size = np.asarray(reports.values).nbytes
-            print(f"{name:<27}{n:>9.0e}{str(np.asarray(reports.values).dtype):>14}{size / 2 ** 20:>13.1f}"
+            print(f"{label(name, params):<38}{n:>9.0e}{str(np.asarray(reports.values).dtype):>14}{size / 2 ** 20:>13.1f}"
                   f"{privatise_peak / size:>15.2f}x{estimate_peak / size:>14.2f}x{estimate_peak / 2 ** 20:>14.1f}",
                   flush=True)
 
@@ -179,7 +199,7 @@ def main(argv=None):
     sizes = [int(float(v)) for v in args.n.split(",")]
     if args.memory:
         return memory_rows(sizes, args.only.split(",") if args.only else None)
-    print(f"{'mechanism':<27}{'n':>9}{'privatise s':>13}{'numpy s':>9}{'ratio':>7}{'estimate s':>12}"
+    print(f"{'mechanism':<38}{'n':>9}{'privatise s':>13}{'numpy s':>9}{'ratio':>7}{'estimate s':>12}"
           f"{'numpy s':>9}{'ratio':>7}")
     for name, params, estimator, make, numpy_privatise, numpy_estimate in cases():
         if args.only and name not in args.only.split(","):
@@ -193,7 +213,7 @@ def main(argv=None):
                                                                                               np.random.default_rng(1))
             ours_e = best(lambda: ldpest.estimate(reports, estimator), args.repeat)
             theirs_e = best(lambda: numpy_estimate(plain), args.repeat)
-            print(f"{name:<27}{n:>9.0e}{ours:>13.4f}{theirs:>9.4f}{ours / theirs:>7.2f}{ours_e:>12.4f}"
+            print(f"{label(name, params):<38}{n:>9.0e}{ours:>13.4f}{theirs:>9.4f}{ours / theirs:>7.2f}{ours_e:>12.4f}"
                   f"{theirs_e:>9.4f}{ours_e / theirs_e:>7.2f}", flush=True)
 
 
