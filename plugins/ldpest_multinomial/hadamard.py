@@ -33,8 +33,8 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
 from ldpest.contract import smallest_index_dtype
+from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
 from ldpest.stats import count_indices
 from ldpest.validation import check_positive_int
 

@@ -269,3 +269,13 @@ def test_statistics_do_not_depend_on_the_projection(rng):
         xr.testing.assert_identical(est.finalize(stats_), est.estimate(reports))
     with pytest.raises(ldpest.IncompatibleError, match="aggregated by"):
         ldpest.estimator("histogram-mean").finalize(stats_)
+
+
+@pytest.mark.parametrize("shape", [(3000,), (3000, 1)])
+def test_privatise_never_changes_the_data(shape, rng):
+    """Issue 15: float64 data are used as given (no float64 copy), so they must never be written."""
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0], high=[1], bins=8)
+    x = rng.uniform(size=shape)
+    before = x.copy()
+    reports = mech.privatize(x, rng=rng)
+    assert np.array_equal(x, before) and reports.values.shape == (3000, 8)
