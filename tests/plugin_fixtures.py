@@ -1,5 +1,6 @@
 """Helpers that install plugins for tests without touching the environment."""
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -10,12 +11,20 @@ EXAMPLE_PLUGIN = ROOT / "plugins" / "ldpest-oue"
 
 
 def pip_install_target(source: Path, target: Path) -> Path:
-    """``pip install`` a distribution into ``target`` (add it to sys.path to use it)."""
-    subprocess.run(
+    """``pip install`` a distribution into ``target`` (add it to sys.path to use it).
+
+    The source is copied beside ``target`` first, so the build never writes into the source
+    tree: setuptools leaves ``build/`` and ``*.egg-info`` there, and two test runs at once once
+    collided on them and left a ``build/`` that broke every later install."""
+    copy = target.parent / f"{target.name}-source"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    result = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(target), str(source)],
-        check=True, capture_output=True, text=True,
+         "--no-index", "--target", str(target), str(copy)],
+        capture_output=True, text=True,
     )
+    if result.returncode != 0:
+        raise RuntimeError(f"pip install of {source} failed:\n{result.stderr[-3000:]}")
     return target
 
 
