@@ -112,15 +112,10 @@ class CsvSource:
                     break
                 except pa.ArrowInvalid as exc:
                     raise DataError(f"{self.path}: cannot parse as CSV near row {offset} ({exc})") from None
-                arrays = [self._convert(batch.column(c), c, kind, offset) for c in columns]
-                values = arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
-                yield offset, values
+                yield offset, located(self, offset, table_values, batch, columns, kind)
                 offset += batch.num_rows
                 if progress is not None:
                     progress(handle.tell())
-
-    def _convert(self, column: pa.Array, name: str, kind: str, offset: int) -> np.ndarray:
-        return located(self, offset, column_values, column, name, kind)
 
 
 def located(source, offset: int, action, *args):
@@ -131,6 +126,13 @@ def located(source, offset: int, action, *args):
         if exc.row is None:
             raise DataError(f"{source.path}: {exc.message}") from None
         raise DataError(f"{source.path}, {source.where(offset + exc.row)}: {exc.message}") from None
+
+
+def table_values(table, columns: list[str], kind: str) -> np.ndarray:
+    """The values of ``columns`` of a pyarrow table or batch (:func:`column_values` each): shape
+    (rows,) for one column, (rows, columns) for several."""
+    arrays = [column_values(table.column(name), name, kind) for name in columns]
+    return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
 
 
 def column_values(column, name: str, kind: str) -> np.ndarray:
@@ -224,17 +226,10 @@ class ParquetSource:
         handle = pq.ParquetFile(self.path)
         offset = 0
         for batch in handle.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=columns):
-            yield offset, self._values(batch, columns, kind, offset)
+            yield offset, located(self, offset, table_values, batch, columns, kind)
             offset += batch.num_rows
             if progress is not None:
                 progress(int(self.path.stat().st_size * offset / max(1, handle.metadata.num_rows)))
-
-    def _values(self, batch, columns: list[str], kind: str, offset: int) -> np.ndarray:
-        arrays = [self._convert(batch.column(c), c, kind, offset) for c in columns]
-        return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
-
-    def _convert(self, column, name: str, kind: str, offset: int) -> np.ndarray:
-        return located(self, offset, column_values, column, name, kind)
 
 
 def open_source(path, header: bool = True):

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .contract import Estimator, Mechanism
 from .errors import DataError, ParameterError
-from .io import CsvSource, ReportWriter, open_source
+from .io import CsvSource, ReportWriter, located, open_source
 from .labels import CODES, labels_from_codes
 from .registry import estimator as make_estimator
 from .registry import mechanism as make_mechanism
@@ -136,15 +136,6 @@ def _kind_for(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
     return "float"
 
 
-def _encode(source, offset: int, action: Callable, values):
-    try:
-        return action(values)
-    except DataError as exc:
-        if exc.row is None:
-            raise DataError(f"{source.path}: {exc.message}") from None
-        raise DataError(f"{source.path}, {source.where(offset + exc.row)}: {exc.message}") from None
-
-
 def _decoding(action: Callable, mechanism: Mechanism, codes: str, what: str) -> Callable:
     """``action`` applied to the labels of 0-/1-based category codes (or to the values as they are,
     with a hint when unknown labels look like category positions)."""
@@ -209,31 +200,24 @@ def _csv_mechanism_and_columns(source, mechanism: Mechanism | None, columns, raw
     return mechanism, list(columns)
 
 
-def stream_reports(path, mechanism: Mechanism | None, columns: list[str] | None, *, raw: bool = False,
-                   rng=None, block_bytes: int | None = None, progress=None, header: bool = True,
-                   codes: str = "labels"):
-    """Yield :class:`Reports` chunks from a CSV or Parquet file of reports (or of raw data if ``raw``).
+def privatize_stream(path, mechanism: Mechanism | None, columns: list[str] | None, *, rng=None,
+                     block_bytes: int | None = None, progress=None, header: bool = True, codes: str = "labels"):
+    """Privatise the raw data of a CSV or Parquet file block by block, yielding :class:`Reports`
+    chunks (report files are read by :mod:`ldpest.sources`).
 
     ``header=False`` reads a CSV file without a header row (columns "1", "2", ...); ``codes``
     ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
     source = open_source(path, header=header)
-    if not raw:
-        warn_if_seeded(path, source.rng)
-    mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw)
+    mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=True)
     generator, kind_of_rng = resolve_rng(rng)
-    kind = _kind_for(mechanism, raw, codes)
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
-    rows = _raw_rows_per_block(mechanism) if raw else None
-    encode = _decoding(mechanism.encode_data if raw else mechanism.encode_reports, mechanism, codes,
-                       "data" if raw else "reports")
-    for offset, values in source.chunks(columns, kind, progress=progress, **options):
-        encoded = _encode(source, offset, encode, values)
-        if raw:
-            for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
-                yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
-                                    rng=kind_of_rng)
-        else:
-            yield Reports._wrap(encoded, mechanism, rng=source.rng or "external")
+    rows = _raw_rows_per_block(mechanism)
+    encode = _decoding(mechanism.encode_data, mechanism, codes, "data")
+    for offset, values in source.chunks(columns, _kind_for(mechanism, True, codes), progress=progress, **options):
+        encoded = located(source, offset, encode, values)
+        for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
+            yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
+                                rng=kind_of_rng)
 
 
 RAW_BLOCK_BYTES = 1 << 26  # reports privatised at once by --raw and privatize (64 MB of float64)
@@ -329,7 +313,7 @@ def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimato
     if path.suffix.lower() not in (".csv", ".parquet"):
         raise ParameterError("--raw reads raw data from CSV or Parquet, not NetCDF or Zarr")
     mechanism, columns = options.pop("mechanism"), options.pop("columns")
-    chunks = stream_reports(path, mechanism, columns, raw=True, **options)
+    chunks = privatize_stream(path, mechanism, columns, **options)
     first = next(chunks, None)
     if first is None:
         raise DataError(f"{path}: the file holds no rows")
@@ -357,8 +341,8 @@ def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rn
                    block_bytes=None, progress=None, header: bool = True, codes: str = "labels") -> int:
     """Privatise raw data (CSV or Parquet) and write the reports (.nc, .csv or .parquet) atomically; returns n."""
     check_csv_options(path, header, codes)
-    chunks = stream_reports(path, mechanism, columns, raw=True, rng=rng, block_bytes=block_bytes, progress=progress,
-                            header=header, codes=codes)
+    chunks = privatize_stream(path, mechanism, columns, rng=rng, block_bytes=block_bytes, progress=progress,
+                              header=header, codes=codes)
     with ReportWriter(output, mechanism, resolve_rng(rng)[1]) as writer:
         for chunk in chunks:  # one block of reports in memory at a time
             writer.write(chunk.values)

@@ -459,14 +459,9 @@ def call_read(args):
     path = Path(str(np.asarray(args["path"]).ravel()[0]))
     kind = _file_kind(path)
     if kind == "reports":
-        from .reports import Reports
-        from .sources import open_reports, read_part
+        from .sources import open_reports
 
-        source = open_reports(path)
-        if not source.parts:
-            raise ParameterError(f"{path}: the file holds no reports")
-        values = np.concatenate([read_part(source, index) for index in range(len(source))])
-        return _reports_to_r(Reports._wrap(values, source.mechanism, rng=source.rng or "external"))
+        return _reports_to_r(open_reports(path).load())
     result = read_result(path)
     if "lower" not in result:
         result = confidence_interval(result, 0.95)

@@ -49,6 +49,15 @@ class ReportFile:
     def __len__(self) -> int:
         return len(self.parts)
 
+    def load(self):
+        """Every report of the file in memory, validated, as :class:`ldpest.Reports`."""
+        from .reports import Reports
+
+        if not self.parts:
+            raise DataError(f"{self.path}: the file holds no reports")
+        values = np.concatenate([read_part(self, index) for index in range(len(self))])
+        return Reports._wrap(values, self.mechanism, rng=self.rng or "external")
+
     def __repr__(self) -> str:
         return f"<ldpest.ReportFile {self.path} ({self.format}, {len(self)} parts) mechanism={self.mechanism_spec}>"
 
@@ -197,7 +206,7 @@ def _mechanism_from(path: Path, data) -> Mechanism:
 
 def _table_part(source: ReportFile, part) -> np.ndarray:
     """The parsed report columns of one CSV byte range or Parquet row group (rows from 0)."""
-    from .io import column_values
+    from .io import table_values
 
     if source.format == "parquet":
         import pyarrow.parquet as pq
@@ -217,8 +226,7 @@ def _table_part(source: ReportFile, part) -> np.ndarray:
             table = pacsv.read_csv(pa.py_buffer(text), read_options=read, convert_options=convert)
         except pa.ArrowInvalid as exc:
             raise DataError(f"cannot parse as CSV near byte {part[0]} ({exc})") from None
-    arrays = [column_values(table.column(name), name, source.kind) for name in source.columns]
-    return arrays[0] if len(arrays) == 1 else np.column_stack(arrays)
+    return table_values(table, list(source.columns), source.kind)
 
 
 def _data_start(path: Path, lines_before: int) -> int:

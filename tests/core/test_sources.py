@@ -123,3 +123,12 @@ def test_open_reports_refuses_what_it_cannot_read(tmp_path):
         ldpest.open_reports(tmp_path / "missing.nc")
     with pytest.raises(ParameterError, match="scheduler maps the parts of a report file"):
         ldpest.estimate(reports, scheduler="threads")
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr", ".csv", ".parquet"])
+def test_load_reads_every_part_into_the_reports_written(tmp_path, suffix):
+    reports = _reports(n=10000, name="randomized-response")
+    source = ldpest.open_reports(_write(reports, tmp_path / f"reports{suffix}"), part_bytes=1000)
+    assert len(source) > 2
+    loaded = source.load()
+    assert loaded.mechanism == reports.mechanism and np.array_equal(loaded.values, reports.values)

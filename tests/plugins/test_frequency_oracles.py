@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import ldpest
-from ldpest import pipeline
 from ldpest.exact import WORD, keep_threshold, ratio_within
 from ldpest.testing import check_estimator, check_mechanism
 from ldpest_multinomial.hadamard import fwht
@@ -237,8 +236,7 @@ def _read(path):
     """Reports from a .nc file, or from a CSV report file with its spec line (in one piece)."""
     if path.suffix == ".nc":
         return ldpest.read_reports(path)
-    chunks = list(pipeline.stream_reports(path, None, None))
-    return ldpest.Reports.from_array(np.concatenate([c.values for c in chunks]), chunks[0].mechanism)
+    return ldpest.open_reports(path).load()
 
 
 def test_local_hashing_csv_names_its_fields(tmp_path):
