@@ -1,11 +1,12 @@
 """ldpest: estimation from locally differentially private reports.
 
 See DESIGN.md for the architecture and MATH.md for the formulas.  The names
-below are the stable public API used by the CLI, the R package and plugins.
+below are the stable public API used by the CLI, the R package and plugins;
+the README's "Layout" section shows the floors they come from.
 """
 
-from ._version import __version__
-from .errors import (
+from . import _moved
+from .util.errors import (
     DataDroppedWarning,
     DataError,
     DuplicatePluginError,
@@ -17,45 +18,32 @@ from .errors import (
     PluginLoadWarning,
     UnknownPluginError,
 )
+from .util.lazy import lazy_names
+from .util.version import __version__
+
+_moved.install()
 
 # Every other public name is loaded on first use (PEP 562), so that `ldpest --help` and
 # `import ldpest` do not pay for numpy, xarray, pandas or dask until they are needed.
-_LAZY = {
-    "Basis": "contract", "Channel": "contract", "Estimator": "contract", "FrequencyOracle": "contract",
-    "Mechanism": "contract", "ExactSum": "exactsum", "hookimpl": "hookspecs", "plan": "planning",
-    "PluginInfo": "registry", "basis": "registry", "estimator": "registry", "mechanism": "registry",
-    "mechanism_from_spec": "registry", "plugin_errors": "registry", "plugins": "registry",
-    "register_plugin": "registry", "reset_registry": "registry", "SecureGenerator": "rng",
-    "secure_rng": "rng", "SufficientStats": "stats", "estimate": "api", "Reports": "reports",
-    "read_reports": "reports", "EstimateParts": "results", "confidence_interval": "results",
-    "reports_from_dataframe": "mapreduce", "open_reports": "sources", "ReportFile": "sources",
-}
-
-
-def __getattr__(name):
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:  # a submodule used as an attribute, e.g. ldpest.io after `import ldpest`
-        try:
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError:
-            raise AttributeError(f"module 'ldpest' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_names(__name__, {
+    **dict.fromkeys(("Basis", "Channel", "Estimator", "FrequencyOracle", "Mechanism"), ".contract.base"),
+    **dict.fromkeys(("PluginInfo", "basis", "estimator", "mechanism_from_spec", "plugin_errors", "plugins",
+                     "register_plugin", "reset_registry"), ".contract.registry"),
+    "hookimpl": ".contract.hookspecs", "Reports": ".contract.reports",
+    "EstimateParts": ".contract.results", "confidence_interval": ".contract.results",
+    "ExactSum": ".stats.exactsum", "SufficientStats": ".stats.sufficient",
+    "SecureGenerator": ".privacy.rng", "secure_rng": ".privacy.rng",
+    "read_reports": ".io.sources", "open_reports": ".io.sources", "ReportFile": ".io.sources",
+    "mechanism": ".engine.api", "estimate": ".engine.api", "plan": ".engine.planning",
+    "reports_from_dataframe": ".engine.mapreduce",
+})
 
 __all__ = [
     "Basis", "Channel", "DataDroppedWarning", "DataError", "DuplicatePluginError", "EstimateParts", "EstimateWarning",
     "Estimator", "ExactSum", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
-    "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plan", "plugin_errors", "plugins",
+    "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
     "secure_rng",
 ]

@@ -1,4 +1,4 @@
-"""The ``ldpest`` command line (typer).  Thin: the work is in :mod:`ldpest.pipeline`.
+"""The ``ldpest`` command line (typer).  Thin: the work is in :mod:`ldpest.engine.pipeline`.
 
 Data go to stdout, messages to stderr.  Errors print one line
 ``ldpest: error: ...`` and exit with code 2 (no traceback unless --debug).
@@ -18,7 +18,7 @@ from typing import List, Optional
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: rich costs 0.1 s at every start (TYPER_USE_RICH=1 restores it)
 import typer  # noqa: E402
 
-from .errors import LdpestError  # noqa: E402
+from .util.errors import LdpestError  # noqa: E402
 
 
 class _Lazy:
@@ -33,10 +33,10 @@ class _Lazy:
         return getattr(importlib.import_module(self._name), attribute)
 
 
-ldpio = _Lazy("ldpest.io")
-pipeline = _Lazy("ldpest.pipeline")
-results = _Lazy("ldpest.results")
-registry = _Lazy("ldpest.registry")
+result_files = _Lazy("ldpest.io.result_files")
+pipeline = _Lazy("ldpest.engine.pipeline")
+results = _Lazy("ldpest.contract.results")
+registry = _Lazy("ldpest.contract.registry")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Estimate probability vectors and densities from locally private reports.")
@@ -45,7 +45,7 @@ _state = {"debug": False}
 
 def _print_version(value: bool):
     if value:
-        from ._version import __version__
+        from .util.version import __version__
 
         typer.echo(f"ldpest {__version__}")
         raise typer.Exit()
@@ -118,7 +118,7 @@ def _check_picture(path: Optional[Path]) -> None:
 
 def _summary(result, level: float) -> str:
     name = results.estimate_variable(result)
-    table = ldpio.result_table(result)  # the caller has added the intervals at this level
+    table = result_files.result_table(result)  # the caller has added the intervals at this level
     shown = table.head(40)
     columns = [c for c in shown.columns if not c.endswith(("_lower", "_upper"))]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.5g}")
@@ -176,14 +176,13 @@ def _describe_plugin(name: str, as_json: bool) -> None:
     """Parameters of one registered plugin (required first), its docstring's first paragraph and an example."""
     import inspect
 
-    from .registry import get_registry, parameters_of
 
     info = next((i for i in registry.plugins() if i.name == name), None)
     if info is None:
         known = ", ".join(sorted(i.name for i in registry.plugins()))
         _fail(f"no plugin named {name!r}; registered: {known}")
-    cls = get_registry().get(info.kind, name)
-    required, optional = parameters_of(cls)
+    cls = registry.get_registry().get(info.kind, name)
+    required, optional = registry.parameters_of(cls)
     summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
     if info.kind == "mechanism":
         options = " ".join(["-e 1" if p == "epsilon" else "--categories a,b,c" if p == "categories" else f"-p {p}=..."
@@ -289,7 +288,7 @@ def estimate_command(
     elif epsilon is not None or categories is not None or param:
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
     if output is not None:
-        ldpio._check_format(output)
+        result_files.check_result_format(output)
     with _progress(reports, progress) as tick:
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
@@ -297,10 +296,10 @@ def estimate_command(
             scheduler=scheduler, header=header, codes=codes,
         )
     result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
-    shown = json.dumps(result.to_dict(data="list"), default=ldpio._json_default) if as_json else _summary(result, level)
+    shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default) if as_json else _summary(result, level)
     if output is not None:
-        ldpio.write_result(result, output)
-        sidecar = f" and {ldpio.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
+        result_files.write_result(result, output)
+        sidecar = f" and {result_files.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
         typer.echo(f"wrote {output}{sidecar}", err=True)
     typer.echo(shown)
 
@@ -330,7 +329,8 @@ def simulate_command(
     """
     import numpy as np
 
-    from .simulate import Scenario, plot_study, run_study
+    from .engine.simulate import Scenario, run_study
+    from .plotting import plot_study
 
     if output.suffix.lower() not in (".nc", ".json"):
         _fail(f"{output}: write the study to .nc or .json")
@@ -346,7 +346,7 @@ def simulate_command(
     study.attrs["seed"] = seed
     if plot is not None:  # first: a failed drawing leaves no study file behind
         plot_study(study, plot)
-    ldpio.write_result(study, output)
+    result_files.write_result(study, output)
     typer.echo(study["mean_error"].to_pandas().to_string(float_format=lambda v: f"{v:.4g}"))
     typer.echo(f"wrote {output} ({study.attrs['metric']}; {study.attrs['simulation']})", err=True)
 
@@ -370,7 +370,7 @@ def plan_command(
     Example (how many reports each mechanism needs):
       ldpest plan -d 100 --epsilon 1 --stderr 0.01
     """
-    from .planning import plan
+    from .engine.planning import plan
 
     if n is not None and (n != int(n) or n < 1):
         _fail(f"--n must be a whole number of reports >= 1, got {n:g}")
@@ -379,7 +379,7 @@ def plan_command(
     table = plan(mechanism, d=d, epsilon=epsilon, n=None if n is None else int(n), stderr=stderr)
     records = json.loads(table.to_json(orient="records"))
     if output is not None:
-        from .atomic import atomic_path
+        from .util.atomic import atomic_path
 
         with atomic_path(output) as tmp:
             Path(tmp).write_text(json.dumps(records, indent=1) + "\n")
@@ -407,13 +407,12 @@ def plot_command(
     Example:
       ldpest plot result.nc -o result.png
     """
-    from .plotting import plot_result
-    from .simulate import plot_study
+    from .plotting import plot_result, plot_study
 
     _check_level(level)
     _check_picture(output)
     pipeline.refuse_overwriting(output, result)
-    data = ldpio.read_result(result)
+    data = result_files.read_result(result)
     if "mean_error" in data:
         plot_study(data, output)
     else:

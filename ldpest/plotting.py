@@ -1,8 +1,9 @@
-"""Pictures of results (matplotlib, the ``plot`` extra).
+"""Pictures of results and studies (matplotlib, the ``plot`` extra).
 
 * multinomial: bars with confidence intervals;
 * 1-D density: a line (step for histograms) with a confidence band;
-* 2-D density: a heat map over the cells.
+* 2-D density: a heat map over the cells;
+* a study (``ldpest simulate``): error against n, one line per epsilon, beside the theoretical slope.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from ._xarray import xr
 
-from .atomic import atomic_path
-from .errors import ParameterError
-from .results import confidence_interval, estimate_variable
+from .contract.results import confidence_interval, estimate_variable
+from .util.atomic import atomic_path
+from .util.errors import ParameterError
+from .util.xarray import xr
 
 
 def _pyplot():
@@ -33,16 +34,26 @@ def _title(result: xr.Dataset) -> str:
             f"epsilon = {result.attrs.get('epsilon')}, n = {result.attrs.get('n')}")
 
 
-def plot_result(result: xr.Dataset, output, level: float = 0.95) -> None:
-    """Draw ``result`` to ``output`` (.png or .pdf), atomically."""
+def _picture_path(output) -> Path:
     output = Path(output)
     if output.suffix.lower() not in (".png", ".pdf"):
         raise ParameterError(f"{output}: plots are written as .png or .pdf")
-    plt = _pyplot()
-    fig = draw_result(result, level)
-    with atomic_path(output) as tmp:
-        fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=120)
-    plt.close(fig)
+    return output
+
+
+def _save(fig, output: Path, dpi: int) -> None:
+    """Write ``fig`` to ``output`` atomically and close it."""
+    try:
+        with atomic_path(output) as tmp:
+            fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=dpi)
+    finally:
+        _pyplot().close(fig)
+
+
+def plot_result(result: xr.Dataset, output, level: float = 0.95) -> None:
+    """Draw ``result`` to ``output`` (.png or .pdf), atomically."""
+    output = _picture_path(output)
+    _save(draw_result(result, level), output, dpi=120)
 
 
 def _edges(result: xr.Dataset, dim: str):
@@ -127,3 +138,28 @@ def draw_result(result: xr.Dataset, level: float = 0.95):
     ax.set_title(_title(result), fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def plot_study(study: xr.Dataset, output) -> None:
+    """Log-log plot of mean error against n, one line per epsilon, with the theoretical slope."""
+    output = _picture_path(output)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ns = study["n"].values.astype(float)
+    slope = study.attrs["theoretical_slope"]
+    for epsilon in study["epsilon"].values:
+        row = study.sel(epsilon=epsilon)
+        line = ax.errorbar(ns, row["mean_error"], yerr=2 * row["stderr_error"], fmt="o-", ms=4, capsize=3,
+                           label=f"epsilon = {epsilon:g}: mean over reps, bars +-2 standard errors")
+        anchor = float(row["mean_error"][0])
+        ax.plot(ns, anchor * (ns / ns[0]) ** slope, "--", color=line[0].get_color(), alpha=0.6)
+    ax.plot([], [], "k--", alpha=0.6, label=f"theory: slope {slope:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel(study.attrs["metric"])
+    ax.set_title(f"{study.attrs['estimator']} from {study.attrs['mechanism']} "
+                 f"({study.attrs['simulation']}, {study.attrs['reps']} reps)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(fig, output, dpi=110)

@@ -38,9 +38,9 @@ import traceback
 
 import numpy as np
 import scipy.stats  # noqa: F401  (R CMD check's embedded R aborts in rpy2 without it: issue 13's GIL crash)
-from ._xarray import xr
 
-from .errors import LdpestError, ParameterError
+from .util.errors import DataError, LdpestError, ParameterError
+from .util.xarray import xr
 
 _registered = []  # keeps the rternalized dispatcher alive (R would call freed memory otherwise)
 
@@ -170,7 +170,7 @@ def table_to_r(frame):
 
 def result_to_r(result: xr.Dataset):
     """An estimate as an R array with dimnames and the attributes listed in the module doc."""
-    from .results import estimate_variable
+    from .contract.results import estimate_variable
 
     name = estimate_variable(result)
     main = result[name].copy()
@@ -188,9 +188,9 @@ def result_to_r(result: xr.Dataset):
 
 
 def _result_json(result: xr.Dataset) -> str:
-    from .io import _json_default
+    from .io.result_files import json_default
 
-    return json.dumps(result.to_dict(data="list"), default=_json_default)
+    return json.dumps(result.to_dict(data="list"), default=json_default)
 
 
 def _classed(obj, name: str):
@@ -317,7 +317,8 @@ def _reports_to_r(reports):
 
 
 def _mechanism(args):
-    from .registry import mechanism, mechanism_from_spec
+    from .contract.registry import mechanism_from_spec
+    from .engine.api import mechanism
 
     if args.get("spec") is not None:
         return mechanism_from_spec(json.loads(str(np.asarray(args["spec"]).ravel()[0])))
@@ -342,7 +343,7 @@ def _data(values):
 
 
 def call_plugins(args):
-    from .registry import plugins
+    from .contract.registry import plugins
 
     rows = [vars(p) for p in plugins()]
     import pandas as pd
@@ -353,7 +354,7 @@ def call_plugins(args):
 def _with_data_defaults(args) -> dict:
     """Defaults an R user expects: a factor's levels are the categories, a data.frame's column
     names name the result's dims (for mechanisms that take them)."""
-    from .registry import get_registry, parameters_of
+    from .contract.registry import get_registry, parameters_of
 
     if args.get("spec") is not None or args.get("mechanism") is None:
         return args
@@ -397,9 +398,9 @@ def call_privatize(args):
 
 
 def _estimate(mech, values, args):
-    from .registry import estimator as make_estimator
-    from .reports import Reports
-    from .results import confidence_interval
+    from .contract.registry import estimator as make_estimator
+    from .contract.reports import Reports
+    from .contract.results import confidence_interval
 
     codes = args.get("codes")
     codes = "labels" if codes is None else str(np.asarray(codes).ravel()[0])
@@ -442,7 +443,7 @@ def call_estimate(args):
 
 def call_interval(args):
     """Intervals of a result at another level (confint): exact where the result's were."""
-    from .results import confidence_interval
+    from .contract.results import confidence_interval
 
     result = xr.Dataset.from_dict(json.loads(str(np.asarray(args["result_json"]).ravel()[0])))
     level = float(np.asarray(args["level"]).ravel()[0])
@@ -453,13 +454,13 @@ def call_read(args):
     """A report file (.nc, .zarr, .parquet, or .csv with its spec line) or a result file (.nc, .json)."""
     from pathlib import Path
 
-    from .io import read_result
-    from .results import confidence_interval
+    from .contract.results import confidence_interval
+    from .io.result_files import read_result
 
     path = Path(str(np.asarray(args["path"]).ravel()[0]))
     kind = _file_kind(path)
     if kind == "reports":
-        from .sources import open_reports
+        from .io.sources import open_reports
 
         return _reports_to_r(open_reports(path).load())
     result = read_result(path)
@@ -469,8 +470,7 @@ def call_read(args):
 
 
 def _file_kind(path) -> str:
-    from .errors import DataError
-    from .io import SPEC_PREFIX
+    from .io.tables import SPEC_PREFIX
 
     if not path.exists():
         raise DataError(f"{path}: no such file")
@@ -489,7 +489,7 @@ def _file_kind(path) -> str:
 
 
 def call_plan(args):
-    from .planning import plan
+    from .engine.planning import plan
 
     def scalar(key, kind):
         value = args.get(key)
@@ -524,8 +524,6 @@ def dispatch(name: str) -> None:
                 raise ParameterError(f"unknown bridge call {name!r}")
             bridge["result"] = CALLS[str(name)](args)
         except LdpestError as exc:
-            from .errors import DataError
-
             message = str(exc)
             if isinstance(exc, DataError) and exc.row is not None:  # R counts from 1
                 message = f"{exc.message} (first at element {exc.row + 1})"

@@ -22,7 +22,7 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``exact_privacy`` (finite output space): the channel is a stochastic matrix
   whose worst likelihood ratio is at most e^epsilon - a proof when the channel
   holds exact fractions (:class:`ldpest.Channel`, built from the sampler's
-  integer thresholds with :mod:`ldpest.exact`) - and ``privatize`` really
+  integer thresholds with :mod:`ldpest.privacy.exact`) - and ``privatize`` really
   samples that channel (chi-square test);
 * ``distribution_privacy`` (otherwise): for two inputs, the empirical
   probabilities of many events (quantile bins and tails of a discriminating
@@ -57,13 +57,14 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from ._xarray import xr
 from scipy import stats as scipy_stats
 
-from .contract import Estimator, FrequencyOracle, Mechanism
-from .errors import DataDroppedWarning, DataError, ParameterError
-from .registry import mechanism_from_spec
-from .reports import Reports, read_reports
+from .contract.base import Estimator, FrequencyOracle, Mechanism
+from .contract.registry import mechanism_from_spec
+from .contract.reports import Reports
+from .io.sources import read_reports
+from .util.errors import DataDroppedWarning, DataError, ParameterError
+from .util.xarray import xr
 
 Z = 5.0
 

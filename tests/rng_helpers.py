@@ -3,7 +3,7 @@
 import numpy as np
 
 import ldpest
-from ldpest.exact import WORD
+from ldpest.privacy.exact import WORD
 
 
 class ScriptedWords(ldpest.SecureGenerator):

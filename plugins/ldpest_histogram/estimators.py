@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
-from ldpest.projection import project_positive, project_simplex
-from ldpest.stats import affine_binomial_stderr, laplace_mean_kurtosis
-from ldpest.validation import check_choice
+from ldpest.stats.binomial import affine_binomial_stderr
+from ldpest.stats.intervals import laplace_mean_kurtosis
+from ldpest.stats.projection import project_positive, project_simplex
+from ldpest.util.validation import check_choice
 
 PROJECTIONS = ("simplex", "positive", "none")
 

@@ -9,10 +9,15 @@ import warnings
 import numpy as np
 
 from ldpest import DataDroppedWarning, DataError, Mechanism, ParameterError
-from ldpest.noise import LatticeLaplace
-from ldpest.partition import CubicPartition
-from ldpest.validation import (check_epsilon, check_finite, check_positive_int, check_positive_real,
-                               check_report_matrix)
+from ldpest.privacy.noise import LatticeLaplace
+from ldpest.stats.partition import CubicPartition
+from ldpest.util.validation import (
+    check_epsilon,
+    check_finite,
+    check_positive_int,
+    check_positive_real,
+    check_report_matrix,
+)
 
 from . import tuning
 
@@ -33,7 +38,7 @@ class LaplaceHistogram(Mechanism):
 
     ``Z_j = 1{x in A_j} + sigma_W zeta_j`` with unit-variance Laplace ``zeta``
     and ``sigma_W = 2^(3/2) / epsilon`` (Laplace scale ``2 / epsilon``), drawn
-    on a lattice (:mod:`ldpest.noise`): exactly epsilon-LDP, since one-hot
+    on a lattice (:mod:`ldpest.privacy.noise`): exactly epsilon-LDP, since one-hot
     vectors (or the zero vector, for points outside every cell) differ by at
     most 2 in l1.  A point outside every cell sends pure noise; privatise
     warns with their count (:class:`ldpest.DataDroppedWarning`).

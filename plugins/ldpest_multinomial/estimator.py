@@ -6,10 +6,16 @@ import warnings
 
 import numpy as np
 
-from ldpest import DataError, EstimateParts, EstimateWarning, Estimator, FrequencyOracle, SufficientStats
-from ldpest.projection import project_simplex
-from ldpest.validation import check_choice
-
+from ldpest import (
+    DataError,
+    EstimateParts,
+    EstimateWarning,
+    Estimator,
+    FrequencyOracle,
+    SufficientStats,
+)
+from ldpest.stats.projection import project_simplex
+from ldpest.util.validation import check_choice
 
 INCONSISTENT_Z = 5.0  # standard errors outside [0, 1] that no distribution explains
 UNINFORMATIVE_WIDTH = 0.5  # a 95% interval at least this wide says little about a frequency

@@ -33,10 +33,17 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.contract import smallest_index_dtype
-from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
-from ldpest.stats import count_indices
-from ldpest.validation import check_positive_int
+from ldpest.privacy.exact import (
+    WORD,
+    largest_threshold,
+    random_words,
+    ratio_within,
+    require_gap,
+    too_small,
+)
+from ldpest.stats.sufficient import count_indices
+from ldpest.util.labels import smallest_index_dtype
+from ldpest.util.validation import check_positive_int
 
 from .mechanisms import _CategoricalMechanism, _row_blocks
 

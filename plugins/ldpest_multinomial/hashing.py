@@ -6,7 +6,7 @@ randomized response of ``h_s(x)``: ``y = h_s(x)`` with probability ``p``,
 otherwise uniform over the ``g - 1`` other values.  The seed is independent
 of ``x``, so every likelihood ratio is at most ``p (g - 1) / (1 - p) <= e^a``
 whatever the hash family; ``p = T / 2^64`` with ``T`` from
-:func:`ldpest.exact.keep_threshold` (the randomized-response threshold at
+:func:`ldpest.privacy.exact.keep_threshold` (the randomized-response threshold at
 ``d = g``).
 
 The hash family, chosen so that the estimate is *exactly* unbiased and fast
@@ -40,9 +40,9 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, keep_threshold, random_words, require_gap
-from ldpest.stats import AffineBinomialOracle
-from ldpest.validation import check_positive_int, check_report_matrix
+from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap
+from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.util.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism, _row_blocks
 

@@ -1,7 +1,7 @@
 """Client-side mechanisms over d categories (MATH.md section 1).
 
 Keep decisions compare uniform 64-bit words with integer thresholds chosen by
-:func:`ldpest.exact.keep_threshold`, so the implemented keep probability is
+:func:`ldpest.privacy.exact.keep_threshold`, so the implemented keep probability is
 exactly ``T / 2^64`` and the implemented likelihood ratio is proven to be at
 most e^epsilon at every epsilon (at very large epsilon the threshold stops
 at ``2^64 - 1``: the channel is then more private than asked, never less).
@@ -18,11 +18,31 @@ from fractions import Fraction
 
 import numpy as np
 
-from ldpest import Channel, DataError, ExactSum, FrequencyOracle, Mechanism, ParameterError
-from ldpest.exact import WORD, keep_threshold, random_words, require_gap, words_below
-from ldpest.noise import LatticeLaplace
-from ldpest.stats import AffineBinomialOracle, count_indices, laplace_mean_kurtosis
-from ldpest.validation import check_categories, check_epsilon, check_finite, check_report_matrix
+from ldpest import (
+    Channel,
+    DataError,
+    ExactSum,
+    FrequencyOracle,
+    Mechanism,
+    ParameterError,
+)
+from ldpest.privacy.exact import (
+    WORD,
+    keep_threshold,
+    random_words,
+    require_gap,
+    words_below,
+)
+from ldpest.privacy.noise import LatticeLaplace
+from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.stats.intervals import laplace_mean_kurtosis
+from ldpest.stats.sufficient import count_indices
+from ldpest.util.validation import (
+    check_categories,
+    check_epsilon,
+    check_finite,
+    check_report_matrix,
+)
 
 _ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
 _INDEX_BLOCK = 1 << 14  # rows per privatise block of randomized response: temporaries under 1 MiB
@@ -239,7 +259,7 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 class LaplaceOneHot(_CategoricalMechanism):
     """One-hot vector plus Laplace noise of scale ``b = 2 / a`` per coordinate.
 
-    The noise is lattice (discrete) Laplace (:mod:`ldpest.noise`), exactly
+    The noise is lattice (discrete) Laplace (:mod:`ldpest.privacy.noise`), exactly
     a-LDP and immune to the floating-point attack; its exact variance ``v``
     (about ``2 b^2 = 8 / a^2``) enters the standard error
     ``sqrt((theta_j (1 - theta_j) + v) / n)``.  ``theta = mean Z`` is unbiased.

@@ -25,9 +25,16 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.exact import WORD, largest_threshold, random_words, ratio_within, require_gap, too_small
-from ldpest.stats import AffineBinomialOracle, affine_binomial_worst_cases
-from ldpest.validation import check_positive_int
+from ldpest.privacy.exact import (
+    WORD,
+    largest_threshold,
+    random_words,
+    ratio_within,
+    require_gap,
+    too_small,
+)
+from ldpest.stats.binomial import AffineBinomialOracle, affine_binomial_worst_cases
+from ldpest.util.validation import check_positive_int
 
 from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports
 

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from ldpest import EstimateParts, Estimator, ParameterError
-from ldpest.validation import check_choice, check_positive_int
+from ldpest.util.validation import check_choice, check_positive_int
 
 from .mechanisms import SeriesMechanism
 

@@ -32,7 +32,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ldpest.exact import WORD, random_words, ratio_within, smallest_threshold, too_small
+from ldpest.privacy.exact import (
+    WORD,
+    random_words,
+    ratio_within,
+    smallest_threshold,
+    too_small,
+)
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,9 +9,14 @@ import numpy as np
 
 import ldpest
 from ldpest import Channel, DataError, ExactSum, Mechanism, ParameterError
-from ldpest.noise import LatticeLaplace
-from ldpest.validation import (check_epsilon, check_finite, check_positive_int, check_positive_real,
-                               check_report_matrix)
+from ldpest.privacy.noise import LatticeLaplace
+from ldpest.util.validation import (
+    check_epsilon,
+    check_finite,
+    check_positive_int,
+    check_positive_real,
+    check_report_matrix,
+)
 
 from . import linf
 
@@ -169,7 +174,7 @@ class LaplaceSeries(SeriesMechanism):
     """The baseline: ``Z = phi(x) + W``, Laplace noise of scale ``2 B0 k / epsilon``
     per coordinate (l1 sensitivity of ``phi(x)`` is at most ``2 B0 k``).
 
-    Noise on a lattice after unbiased randomised rounding (:mod:`ldpest.noise`),
+    Noise on a lattice after unbiased randomised rounding (:mod:`ldpest.privacy.noise`),
     which adds ``2 g k`` to the sensitivity (``g`` at most 2^-8 of ``2 B0``: < 1%).  Unbiased,
     but ``Var ~ 8 B0^2 k^2 / (n a^2)`` per coefficient, so its MISE is worse
     than ``linf-sampling``'s by a factor growing like k.  ``k="auto"``:

@@ -80,7 +80,7 @@ def test_output_formats_keep_labels(tmp_path, survey_args, suffix):
         described = {c["name"]: c for c in sidecar["tableSchema"]["columns"]}
         assert described["probability"]["units"] == "1" and "interval" in described["lower"]["dc:description"]
     else:
-        back = ldpest.io.read_result(out)
+        back = ldpest.io.result_files.read_result(out)
         assert list(back["category"].values) == ["car", "bus", "bike", "walk"]
         assert {"lower", "upper"} <= set(back.data_vars) and back.attrs["confidence_level"] == 0.95
         assert back["probability"].attrs["long_name"] == "estimated probability of the category"
@@ -124,7 +124,7 @@ def test_raw_two_dimensional_histogram_names_dims_after_columns(tmp_path):
     result = run("estimate", data, "--raw", "-c", "age", "-c", "income", "-m", "laplace-histogram", "-e", "1",
                  "-p", "low=[18,0]", "-p", "high=[90,200]", "-p", "bins=[3,2]", "--seed", "1", "-o", out)
     assert result.exit_code == 0, result.output
-    ds = ldpest.io.read_result(out)
+    ds = ldpest.io.result_files.read_result(out)
     assert ds["density"].dims == ("age", "income") and ds["age_bounds"].shape == (3, 2)
     plot = tmp_path / "density.png"
     assert run("plot", out, "-o", plot).exit_code == 0
@@ -135,7 +135,7 @@ def test_streaming_in_many_blocks_equals_one_block(tmp_path):
     data = tmp_path / "reports.csv"
     mech = ldpest.mechanism("laplace", epsilon=1.0, categories=["a", "b", "c"])
     reports = mech.privatize(np.random.default_rng(2).choice(["a", "b", "c"], 20000), rng=3)
-    ldpest.io.write_reports_csv(reports, data)
+    ldpest.io.writers.write_reports_csv(reports, data)
     small = run("estimate", data, "--json", "--block-bytes", "4096")
     big = run("estimate", data, "--json")
     assert small.exit_code == big.exit_code == 0
@@ -158,7 +158,7 @@ def test_plot_draws_each_kind(tmp_path, kind):
         mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 1], bins=4)
         result = ldpest.estimate(mech.privatize(rng.uniform(size=(500, 2)), rng=rng))
     path = tmp_path / "r.nc"
-    ldpest.io.write_result(result, path)
+    ldpest.io.result_files.write_result(result, path)
     for suffix, magic in ((".png", b"\x89PNG"), (".pdf", b"%PDF")):
         out = tmp_path / f"plot{suffix}"
         assert run("plot", path, "-o", out).exit_code == 0
@@ -170,7 +170,7 @@ def test_simulate_writes_a_study_and_its_plot(tmp_path):
     result = run("simulate", "-m", "randomized-response", "--categories", "a,b,c", "--theta", "0.5,0.3,0.2",
                  "-e", "0.5,2", "--n", "1e3,1e6,1e9", "--reps", "10", "-o", out, "--plot", plot)
     assert result.exit_code == 0, result.output
-    study = ldpest.io.read_result(out)
+    study = ldpest.io.result_files.read_result(out)
     assert study["error"].dims == ("epsilon", "n", "rep") and list(study["n"].values) == [1000, 10 ** 6, 10 ** 9]
     assert study.attrs["simulation"] == "exact aggregate"
     mean = study["mean_error"]
@@ -268,7 +268,7 @@ def test_usage_errors_exit_2(tmp_path):
 
 
 def test_progress_reports_increasing_positions_up_to_the_file_size(tmp_path):
-    from ldpest import pipeline
+    from ldpest.engine import pipeline
 
     data = tmp_path / "r.csv"
     data.write_text("x\n" + "a\nb\n" * 20000)

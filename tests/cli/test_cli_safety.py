@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from test_cli import fails_cleanly  # noqa: F401  (also imported from here by other test modules)
 from typer.testing import CliRunner
 
 from ldpest.cli import app
-from test_cli import fails_cleanly  # noqa: F401  (also imported from here by other test modules)
 
 runner = CliRunner()
 
@@ -230,7 +230,7 @@ def test_start_up_loads_no_heavy_library():
     import sys
 
     probe = ("import sys, ldpest; print([m for m in ('xarray', 'pandas', 'scipy', 'dask', 'numpy') if m in sys.modules]);"
-             " ldpest.Reports; ldpest.io.SPEC_PREFIX; print('xarray' in sys.modules)")
+             " ldpest.Reports; ldpest.io.tables.SPEC_PREFIX; print('xarray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["[]", "True"], out
     help_probe = ("import sys; sys.argv = ['ldpest', '--help']\nimport ldpest.cli\ntry:\n    ldpest.cli.main()\n"
@@ -282,9 +282,9 @@ def test_study_plot_error_bars_say_what_they_are(tmp_path):
                  "--reps", "3", "-o", tmp_path / "s.nc", "--plot", tmp_path / "s.png")
     assert result.exit_code == 0 and (tmp_path / "s.png").exists()
     import ldpest
-    from ldpest.simulate import plot_study
+    from ldpest.plotting import plot_study
 
-    study = ldpest.io.read_result(tmp_path / "s.nc")
+    study = ldpest.io.result_files.read_result(tmp_path / "s.nc")
     import matplotlib.pyplot as plt
 
     plot_study(study, tmp_path / "again.png")
@@ -323,7 +323,7 @@ def test_readme_commands_paste_into_zsh():
 # --- bounded memory: privatise streams to its output, --raw blocks are bounded by the reports' size ---
 def test_privatize_streams_block_by_block_to_csv_and_netcdf(tmp_path, monkeypatch):
     import ldpest
-    from ldpest import pipeline
+    from ldpest.engine import pipeline
 
     data = tmp_path / "points.csv"
     data.write_text("x\n" + "\n".join(f"{v:.6f}" for v in np.random.default_rng(0).uniform(size=3000)) + "\n")
@@ -344,7 +344,7 @@ def test_privatize_streams_block_by_block_to_csv_and_netcdf(tmp_path, monkeypatc
 def test_raw_blocks_are_bounded_by_the_size_of_their_reports(tmp_path, monkeypatch):
     import tracemalloc
 
-    from ldpest import pipeline
+    from ldpest.engine import pipeline
 
     data = tmp_path / "points.csv"
     data.write_text("a,b\n" + "\n".join(f"{x:.4f},{y:.4f}" for x, y in np.random.default_rng(0).uniform(size=(40000, 2)))

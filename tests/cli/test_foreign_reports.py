@@ -8,11 +8,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_cli_safety import fails_cleanly, run, snapshot
 
 import ldpest
 from ldpest import DataError, ParameterError
-
-from test_cli_safety import fails_cleanly, run, snapshot
 
 THETA = np.array([0.5, 0.3, 0.15, 0.05])
 
@@ -118,8 +117,8 @@ def test_privatize_reads_headerless_coded_raw_data(tmp_path):
 
 
 def test_a_headerless_file_counts_every_row_and_reports_emptiness(tmp_path):
+    from ldpest.engine.pipeline import count_rows
     from ldpest.io import CsvSource
-    from ldpest.pipeline import count_rows
 
     path = tmp_path / "three.csv"
     path.write_text("1,0\n0,1\n1,1\n")

@@ -7,11 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_cli_safety import fails_cleanly, run, snapshot
 
 import ldpest
-from ldpest import pipeline
-
-from test_cli_safety import fails_cleanly, run, snapshot
+from ldpest.engine import pipeline
 
 THETA = np.array([0.2, 0.5, 0.3])
 

@@ -5,11 +5,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target
 
 import ldpest
-import ldpest.noise  # noqa: F401  (used by the broken plugin)
-from ldpest.testing import ConformanceError, check_estimator, check_mechanism, estimator_checks, mechanism_checks
-from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target
+import ldpest.privacy.noise  # noqa: F401  (used by the broken plugin)
+from ldpest.testing import (
+    ConformanceError,
+    check_estimator,
+    check_mechanism,
+    estimator_checks,
+    mechanism_checks,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 import broken_plugin  # noqa: E402

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ldpest import stats
+from ldpest.stats import sufficient as stats
 from ldpest.stats import count_indices
 
 

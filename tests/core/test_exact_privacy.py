@@ -3,7 +3,7 @@
 Every check here reads the sampler's own tables and integer thresholds (the
 words it compares, the alias arrays it indexes) and computes the implemented
 law in integer or rational arithmetic; likelihood ratios are compared with
-e^epsilon by :func:`ldpest.exact.ratio_within`, a proof.  Epsilons span every
+e^epsilon by :func:`ldpest.privacy.exact.ratio_within`, a proof.  Epsilons span every
 regime the code accepts, including those where float probabilities round to
 0 or 1.
 """
@@ -15,14 +15,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-import ldpest
-from ldpest.alias import TOTAL_BITS
-from ldpest.discrete_laplace import DiscreteLaplaceLaw
-from ldpest.exact import WORD, keep_threshold, ratio_within, smallest_threshold
-from ldpest.noise import LatticeLaplace
 from ldpest_series import linf
 from rng_helpers import ScriptedWords
+
+import ldpest
+from ldpest.privacy.alias import TOTAL_BITS
+from ldpest.privacy.discrete_laplace import DiscreteLaplaceLaw
+from ldpest.privacy.exact import WORD, keep_threshold, ratio_within, smallest_threshold
+from ldpest.privacy.noise import LatticeLaplace
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 36.7, 40.0, 44.0, 50.0, 100.0, 709.0, 710.0, 1e5]
 TOTAL = 1 << TOTAL_BITS
@@ -72,7 +72,7 @@ def test_randomized_response_keeps_exactly_below_its_threshold(epsilon):
 
 @pytest.mark.parametrize("epsilon", [0.5, 20.0, 50.0])
 def test_unary_flips_exactly_at_its_threshold(epsilon):
-    """The sampler compares 16-bit heads first and 48-bit tails on a tie (ldpest.exact.words_below):
+    """The sampler compares 16-bit heads first and 48-bit tails on a tie (ldpest.privacy.exact.words_below):
     with both heads tied, tails T_tail - 1 and T_tail keep and flip; heads below and above decide alone."""
     mech = ldpest.mechanism("unary-randomized-response", epsilon=epsilon, categories=["a", "b"])
     threshold = mech._keep
@@ -90,7 +90,7 @@ def test_unary_flips_exactly_at_its_threshold(epsilon):
                                        WORD - 1, WORD])
 def test_words_below_has_the_law_of_whole_words(threshold):
     """Every branch of the two-stage comparison, scripted, against the whole-word comparison."""
-    from ldpest.exact import words_below
+    from ldpest.privacy.exact import words_below
 
     head, tail = threshold >> 48, threshold & ((1 << 48) - 1)
     for first in {max(head - 1, 0), min(head, 0xFFFF), min(head + 1, 0xFFFF)}:  # 16-bit heads only

@@ -54,7 +54,7 @@ def test_gram_on_a_lattice_is_the_exact_integer_sum(largest):
 
 
 def test_gram_equals_the_general_path_and_adds_over_chunks(monkeypatch):
-    from ldpest import exactsum
+    from ldpest.stats import exactsum
 
     monkeypatch.setattr(exactsum, "_GRAM_BLOCK", 64)  # several blocks
     rng = np.random.default_rng(1)
@@ -71,7 +71,7 @@ def test_gram_equals_the_general_path_and_adds_over_chunks(monkeypatch):
 # --- the lattice path of ExactSum.of (blocks checked in cache, summed by BLAS) -------------------
 @pytest.mark.parametrize("largest", [1, 2 ** 20, 2 ** 32 - 1])
 def test_lattice_sum_is_the_exact_integer_sum_across_blocks(monkeypatch, largest):
-    from ldpest import exactsum
+    from ldpest.stats import exactsum
 
     monkeypatch.setattr(exactsum, "_LATTICE_BLOCK", 96)  # blocks of 32 rows: many, and a ragged last one
     rng = np.random.default_rng(largest)
@@ -86,7 +86,7 @@ def test_lattice_sum_is_the_exact_integer_sum_across_blocks(monkeypatch, largest
 
 
 def test_lattice_sum_refuses_what_it_cannot_add_exactly_and_the_general_path_takes_over():
-    from ldpest import exactsum
+    from ldpest.stats import exactsum
 
     step = 2.0 ** -3
     base = np.arange(-50, 50, dtype=np.float64).reshape(25, 4) * step

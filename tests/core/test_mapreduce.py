@@ -38,7 +38,7 @@ def test_lazy_netcdf_equals_numpy_exactly(name, params, draw, scheduler, tmp_pat
     reports = make_reports(name, params, draw)
     reports.to_netcdf(tmp_path / "r.nc")
     lazy = ldpest.read_reports(tmp_path / "r.nc", chunks={"report": 3000})
-    assert ldpest.mapreduce.is_dask_array(lazy.data.data)
+    assert ldpest.engine.mapreduce.is_dask_array(lazy.data.data)
     with dask.config.set(scheduler=scheduler):
         xr.testing.assert_identical(ldpest.estimate(lazy), ldpest.estimate(reports))
 
@@ -92,7 +92,7 @@ def test_distributed_cluster_with_two_workers(cluster, tmp_path):
 def test_cli_scheduler_option_on_the_cluster(cluster, tmp_path):
     reports = make_reports("randomized-response", {"categories": ["a", "b", "c"]}, CASES[0][2])
     reports.to_netcdf(tmp_path / "r.nc")
-    ldpest.io.write_reports_csv(reports, tmp_path / "r.csv")
+    ldpest.io.writers.write_reports_csv(reports, tmp_path / "r.csv")
     runner = CliRunner()
     expected = json.loads(runner.invoke(app, ["estimate", str(tmp_path / "r.nc"), "--json"]).stdout)
     for path in ("r.nc", "r.csv"):
@@ -116,7 +116,7 @@ def test_zarr_store_lazily_equals_numpy_and_writes_atomically(tmp_path):
     store = tmp_path / "r.zarr"
     reports.to_zarr(store)
     lazy = ldpest.read_reports(store, chunks={"report": 4000})
-    assert ldpest.mapreduce.is_dask_array(lazy.data.data)
+    assert ldpest.engine.mapreduce.is_dask_array(lazy.data.data)
     with dask.config.set(scheduler="threads"):
         xr.testing.assert_identical(ldpest.estimate(lazy), ldpest.estimate(reports))
     xr.testing.assert_identical(ldpest.estimate(ldpest.read_reports(store)), ldpest.estimate(reports))

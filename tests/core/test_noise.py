@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpest.noise import LatticeLaplace
-from ldpest.rng import SecureGenerator
+from ldpest.privacy.noise import LatticeLaplace
+from ldpest.privacy.rng import SecureGenerator
 
 
 @pytest.mark.parametrize("rng", [np.random.default_rng(12), SecureGenerator()], ids=["numpy", "secure"])

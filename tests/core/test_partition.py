@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ldpest.partition import CubicPartition
+from ldpest.stats.partition import CubicPartition
 
 
 def test_box_lookup_matches_brute_force_and_closes_the_upper_faces():

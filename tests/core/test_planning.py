@@ -1,4 +1,4 @@
-"""The "auto" chooser and the accuracy planner (ldpest.planning, `ldpest plan`)."""
+"""The "auto" chooser and the accuracy planner (ldpest.engine.planning, `ldpest plan`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target
 from typer.testing import CliRunner
 
 import ldpest
 from ldpest.cli import app
-from ldpest.planning import frequency_oracle_names, plan
-from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target
+from ldpest.engine.planning import frequency_oracle_names, plan
 
 GRID_D = [2, 10, 100, 10_000]
 GRID_EPSILON = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0]

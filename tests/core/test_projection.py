@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize
 
-from ldpest.projection import project_positive, project_simplex
+from ldpest.stats.projection import project_positive, project_simplex
 
 vectors = arrays(np.float64, st.integers(1, 30), elements=st.floats(-50, 50, allow_nan=False))
 

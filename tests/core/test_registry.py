@@ -3,10 +3,10 @@
 
 import numpy as np
 import pytest
+from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target, write_distribution
 
 import ldpest
-from ldpest.registry import Registry
-from plugin_fixtures import EXAMPLE_PLUGIN, pip_install_target, write_distribution
+from ldpest.contract.registry import Registry
 
 BUILT_IN = {
     ("randomized-response", "mechanism"), ("unary-randomized-response", "mechanism"),
@@ -29,7 +29,7 @@ def test_built_in_families_are_found_through_entry_points():
 
 
 def test_registry_is_built_lazily(fresh_registry):
-    import ldpest.registry as registry
+    import ldpest.contract.registry as registry
 
     assert registry._registry is None
     ldpest.plugins()
@@ -129,7 +129,7 @@ def test_allowlist_environment_variable(monkeypatch, fresh_registry):
 
 
 def test_hooks_are_documented_specifications():
-    from ldpest import hookspecs
+    from ldpest.contract import hookspecs
 
     for hook in ("register_mechanisms", "register_estimators", "register_bases"):
         function = getattr(hookspecs, hook)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ldpest
-from ldpest.results import describe
+from ldpest.contract.results import describe
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import ldpest
-from ldpest.rng import resolve_rng
+from ldpest.privacy.rng import resolve_rng
 
 # The secure generator cannot be seeded, so its tests use p-value thresholds
 # with a false-alarm rate of 1e-6 per test instead of a seed.

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import ldpest
-from ldpest import DataError, ParameterError, sources
-from ldpest.io import write_reports_csv
+from ldpest import DataError, ParameterError
+from ldpest.engine import mapreduce
+from ldpest.io import sources, write_reports_csv
 
 
 def _reports(n=20000, name="laplace", seed=0):
@@ -55,8 +56,8 @@ def test_processes_read_each_part_once_and_agree(tmp_path, monkeypatch):
     path = _write(reports, tmp_path / "reports.csv")
     source = ldpest.open_reports(path, part_bytes=40_000)
     read = []
-    original = sources.read_part
-    monkeypatch.setattr(sources, "read_part", lambda s, i, first=None: read.append(i) or original(s, i, first))
+    original = sources.read_part  # the map step's reader
+    monkeypatch.setattr(mapreduce, "read_part", lambda s, i, first=None: read.append(i) or original(s, i, first))
     synchronous = ldpest.estimate(source, scheduler="synchronous")
     assert sorted(read) == list(range(len(source)))
     processes = ldpest.estimate(source, scheduler="processes")

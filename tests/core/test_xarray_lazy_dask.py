@@ -1,4 +1,4 @@
-"""ldpest._xarray: labelled arrays are built without importing dask.array, and dask arrays
+"""ldpest.util.xarray: labelled arrays are built without importing dask.array, and dask arrays
 are still recognised once dask.array is loaded (each check in a fresh interpreter, since the
 deferral acts on a process-wide cache)."""
 
@@ -33,7 +33,7 @@ def test_dask_arrays_are_still_recognised_after_the_deferral():
     out = _run("""
         import sys
         import numpy as np
-        from ldpest._xarray import xr
+        from ldpest.util.xarray import xr
         xr.DataArray(np.arange(3))                      # the deferred answer is cached by now
         assert 'dask' not in sys.modules
         import dask.array as da
@@ -54,7 +54,7 @@ def test_dask_arrays_are_still_recognised_after_the_deferral():
 def test_nothing_is_patched_when_dask_array_is_already_loaded():
     out = _run("""
         import dask.array
-        from ldpest._xarray import xr
+        from ldpest.util.xarray import xr
         from xarray.namedarray import pycompat
         print(type(pycompat._cached_duck_array_modules.get('dask')).__name__)
         """)

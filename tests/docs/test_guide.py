@@ -3,7 +3,6 @@
 import re
 from pathlib import Path
 
-
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugin-author-guide.md"
 
 
@@ -17,7 +16,7 @@ def test_guide_example_runs_and_passes_the_kit(fresh_registry, capsys):
 
 def test_guide_names_every_hook_with_its_signature():
     text = GUIDE.read_text()
-    from ldpest import hookspecs
+    from ldpest.contract import hookspecs
 
     for hook in ("register_mechanisms", "register_estimators", "register_bases"):
         assert f"def {hook}(register)" in text and hasattr(hookspecs, hook)

@@ -14,14 +14,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-import ldpest
-from ldpest.exact import WORD, keep_threshold, ratio_within
-from ldpest.testing import check_estimator, check_mechanism
 from ldpest_multinomial.hadamard import fwht
 from ldpest_multinomial.hashing import MERSENNE_31, is_prime
 from rng_helpers import ScriptedWords
 from stats_helpers import assert_mean_matches, assert_variance_matches
+
+import ldpest
+from ldpest.privacy.exact import WORD, keep_threshold, ratio_within
+from ldpest.testing import check_estimator, check_mechanism
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 36.7, 44.0, 50.0, 709.0, 710.0, 1e5]
 SMALL = [  # (name, d, params): channels small enough to enumerate
@@ -243,7 +243,7 @@ def test_local_hashing_csv_names_its_fields(tmp_path):
     mech = make("local-hashing", 4)
     reports = mech.privatize([0, 1, 2, 3], rng=np.random.default_rng(0))
     path = tmp_path / "r.csv"
-    ldpest.io.write_reports_csv(reports, path)
+    ldpest.io.writers.write_reports_csv(reports, path)
     assert path.read_text().splitlines()[1:3] == ["#ldpest-rng numpy", "hash_a,hash_c,value"]
     np.testing.assert_array_equal(_read(path).values, reports.values)
 
@@ -309,9 +309,8 @@ def test_hash_buckets_are_exact_at_every_boundary(g, prime):
 def test_both_subset_samplers_draw_the_channel(floyd, d, omega, monkeypatch):
     """Floyd's algorithm and the sorted keys each sample the enumerated channel (chi-square over
     every subset, two inputs, p > 1e-6 at a fixed seed)."""
-    from scipy import stats as scipy_stats
-
     import ldpest_multinomial.subset as subset
+    from scipy import stats as scipy_stats
 
     monkeypatch.setattr(subset, "_floyd_is_cheaper", lambda d, omega: floyd)
     mech = make("subset-selection", d, 0.8, subset_size=omega)

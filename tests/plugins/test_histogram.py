@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import xarray as xr
 from scipy import stats
+from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
-from ldpest.projection import project_positive, project_simplex
-from stats_helpers import assert_mean_matches, assert_variance_matches
+from ldpest.stats.projection import project_positive, project_simplex
 
 BETA = stats.beta(2, 2)
 

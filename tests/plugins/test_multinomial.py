@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 import xarray as xr
+from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
-from stats_helpers import assert_mean_matches, assert_variance_matches
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0]
 FINITE = ["randomized-response", "unary-randomized-response"]

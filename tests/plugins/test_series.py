@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 import xarray as xr
+from ldpest_series import linf
 from scipy import integrate, stats
+from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
-from ldpest_series import linf
-from stats_helpers import assert_mean_matches, assert_variance_matches
 
 BETA = stats.beta(2, 2)
 

@@ -7,7 +7,6 @@ import pytest
 import xarray as xr
 
 import ldpest
-
 from ldpest import rbridge
 
 ROOT = Path(__file__).resolve().parents[2]

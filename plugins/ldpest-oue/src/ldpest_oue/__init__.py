@@ -9,7 +9,7 @@ coordinates, so the worst likelihood ratio is ``(p / q) ((1 - q) / (1 - p))
 with variance ``pi_j (1 - pi_j) / (n (p - q)^2)``, ``pi_j = q + (p - q) theta_j``.
 
 Exactness, as in ldpest's built-ins: every bit compares a uniform 64-bit word
-with an integer threshold (:mod:`ldpest.exact`), ``p = 2^63 / 2^64`` and
+with an integer threshold (:mod:`ldpest.privacy.exact`), ``p = 2^63 / 2^64`` and
 ``q = Q / 2^64`` with ``Q`` the smallest integer whose implemented ratio
 ``(1 - q) / q`` is proven ``<= e^epsilon``; ``channel()`` returns these
 implemented probabilities as exact fractions.
@@ -27,9 +27,16 @@ from fractions import Fraction
 import numpy as np
 
 import ldpest
-from ldpest.exact import WORD, random_words, ratio_within, require_gap, smallest_threshold, too_small
-from ldpest.stats import AffineBinomialOracle
-from ldpest.validation import check_categories, check_epsilon
+from ldpest.privacy.exact import (
+    WORD,
+    random_words,
+    ratio_within,
+    require_gap,
+    smallest_threshold,
+    too_small,
+)
+from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.util.validation import check_categories, check_epsilon
 
 
 def one_threshold(epsilon: float) -> int:

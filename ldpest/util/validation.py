@@ -1,7 +1,7 @@
 """Parameter and data checks shared by all plugins.
 
-Each check raises :class:`~ldpest.errors.ParameterError` or
-:class:`~ldpest.errors.DataError` with a message that names the parameter (or
+Each check raises :class:`~ldpest.ParameterError` or
+:class:`~ldpest.DataError` with a message that names the parameter (or
 the data) and the offending value, and returns the normalised value.
 """
 

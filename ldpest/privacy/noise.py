@@ -13,7 +13,7 @@ most 1/2 when inputs are lattice points such as one-hot vectors):
 * ``round(v)`` is ``v / g`` for lattice inputs, else unbiased randomised
   rounding onto the lattice (``E[round(v)] = v / g``);
 * ``K`` is the integer discrete Laplace noise of
-  :mod:`ldpest.discrete_laplace`, drawn from integer tables with 64-bit words;
+  :mod:`ldpest.privacy.discrete_laplace`, drawn from integer tables with 64-bit words;
 * the clamp never changes an output in practice (it would need about 2^40
   carries in a row) but makes every output an exact float: it is
   post-processing, so it cannot weaken privacy.
@@ -29,7 +29,7 @@ delta = 0 exactly, tails, signs and zeros included.
 The noise variance the estimators use is the implemented law's exact
 ``g^2 E[K^2]`` (within about 1e-6 of the continuous ``2 b^2``, ``b = sensitivity
 / epsilon``).  Outputs are dyadic rationals, so sums over reports are exact
-(:class:`~ldpest.exactsum.ExactSum`) whatever the order.
+(:class:`~ldpest.stats.exactsum.ExactSum`) whatever the order.
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from .discrete_laplace import MAX_STEPS_PER_UNIT_LOSS, DiscreteLaplaceLaw, discrete_laplace_law
-from .errors import ParameterError
+from ..util.errors import ParameterError
+from .discrete_laplace import (
+    MAX_STEPS_PER_UNIT_LOSS,
+    DiscreteLaplaceLaw,
+    discrete_laplace_law,
+)
 from .exact import log_ratio, ratio_within
 
 STEP_BITS = 8  # the lattice step is 2^-8 to 2^-9 of the noise scale (or of a coordinate's range)

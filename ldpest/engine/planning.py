@@ -19,17 +19,22 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from .contract import FrequencyOracle, Mechanism
-from .errors import ParameterError
-from .validation import check_categories, check_epsilon, check_positive_int, check_positive_real
+from ..contract.base import FrequencyOracle, Mechanism
+from ..contract.registry import get_registry
+from ..contract.registry import mechanism as registered_mechanism
+from ..util.errors import ParameterError
+from ..util.validation import (
+    check_categories,
+    check_epsilon,
+    check_positive_int,
+    check_positive_real,
+)
 
 _EPSILON_RANGE = (1e-3, 30.0)  # where plan() searches for the epsilon a target needs
 
 
 def frequency_oracle_names() -> list[str]:
     """Registered mechanisms that are frequency oracles declaring their variance."""
-    from .registry import get_registry
-
     registry = get_registry()
     names = []
     for info in registry.infos():
@@ -42,10 +47,8 @@ def frequency_oracle_names() -> list[str]:
 
 
 def _build(name: str, epsilon: float, categories: list) -> Mechanism | None:
-    from .registry import mechanism
-
     try:
-        return mechanism(name, epsilon=epsilon, categories=categories)
+        return registered_mechanism(name, epsilon=epsilon, categories=categories)
     except ParameterError:  # outside the oracle's range (e.g. one-hot Laplace at epsilon <= 2^-12)
         return None
 

@@ -2,9 +2,9 @@
 
 Plugins are found through the ``"ldpest"`` entry-point group (the built-in
 families too), lazily on first use.  A plugin that fails to import, or whose
-hook raises, is reported with :class:`~ldpest.errors.PluginLoadWarning` and in
+hook raises, is reported with :class:`~ldpest.PluginLoadWarning` and in
 :func:`plugin_errors`, and skipped.  Two plugins claiming one name is a
-:class:`~ldpest.errors.DuplicatePluginError` naming both: a name stands for a
+:class:`~ldpest.DuplicatePluginError` naming both: a name stands for a
 privacy guarantee, so it is never silently shadowed.
 
 ``LDPEST_PLUGINS`` (comma-separated entry-point names), when set, is an
@@ -25,13 +25,21 @@ from importlib.metadata import entry_points
 
 import pluggy
 
+from ..util.errors import (
+    DuplicatePluginError,
+    ParameterError,
+    PluginError,
+    PluginLoadWarning,
+    UnknownPluginError,
+)
+from ..util.spec import canonical_json
 from . import hookspecs
-from .contract import Basis, Estimator, Mechanism
-from .errors import DuplicatePluginError, ParameterError, PluginError, PluginLoadWarning, UnknownPluginError
 
 ENTRY_POINT_GROUP = "ldpest"
-KINDS = {"mechanism": Mechanism, "estimator": Estimator, "basis": Basis}
-_HOOKS = {"mechanism": "register_mechanisms", "estimator": "register_estimators", "basis": "register_bases"}
+# kind -> (hook, base class): a class registered as a kind must subclass its base, whose
+# ``plugin_kind`` names the kind (the registry checks it without importing the base classes)
+KINDS = {"mechanism": ("register_mechanisms", "Mechanism"), "estimator": ("register_estimators", "Estimator"),
+         "basis": ("register_bases", "Basis")}
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,7 @@ class Registry:
             raise PluginError(f"plugin {name!r} is already registered ({exc})") from None
         staged: list[tuple[str, type, PluginInfo]] = []
         try:
-            for kind, hook_name in _HOOKS.items():
+            for kind, (hook_name, _) in KINDS.items():
                 for impl in getattr(self._manager.hook, hook_name).get_hookimpls():
                     if impl.plugin_name != name:
                         continue
@@ -124,11 +132,11 @@ class Registry:
             self._classes[kind][info.name] = (cls, info)
 
     def _collector(self, kind, plugin, origin, version, staged):
-        base = KINDS[kind]
+        base = KINDS[kind][1]
 
         def register(cls):
-            if not (isinstance(cls, type) and issubclass(cls, base)):
-                raise PluginError(f"plugin {plugin!r}: {cls!r} registered as a {kind} is not a {base.__name__} subclass")
+            if not (isinstance(cls, type) and getattr(cls, "plugin_kind", None) == kind):
+                raise PluginError(f"plugin {plugin!r}: {cls!r} registered as a {kind} is not a {base} subclass (ldpest.{base})")
             if not isinstance(getattr(cls, "name", None), str) or not cls.name:
                 raise PluginError(f"plugin {plugin!r}: {cls.__name__} has no name")
             info = PluginInfo(cls.name, kind, getattr(cls, "family", ""), origin, version, plugin)
@@ -174,7 +182,7 @@ def reset_registry() -> None:
         _mechanism_cache.clear()
 
 
-_mechanism_cache: dict[str, Mechanism] = {}
+_mechanism_cache: dict = {}  # canonical spec JSON -> mechanism
 _CACHE_SIZE = 64
 
 
@@ -234,43 +242,31 @@ def _build(kind: str, name: str, params: dict):
     return cls(**params)
 
 
-def mechanism(name: str, **params) -> Mechanism:
-    """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``.
-
-    ``name="auto"`` (with ``epsilon`` and ``categories`` only) returns the registered frequency
-    oracle with the smallest worst-case variance there (:func:`ldpest.planning.choose_mechanism`)."""
-    if name == "auto":
-        from .planning import choose_mechanism
-
-        extra = sorted(set(params) - {"epsilon", "categories"})
-        if extra or "epsilon" not in params or "categories" not in params:
-            raise ParameterError("mechanism 'auto' takes epsilon and categories only"
-                                 + (f"; got also {', '.join(extra)}" if extra else ""))
-        return choose_mechanism(**params)
+def mechanism(name: str, **params):
+    """Build a registered mechanism by name (``ldpest.mechanism`` also takes ``"auto"``)."""
     return _build("mechanism", name, params)
 
 
-def estimator(name: str, **params) -> Estimator:
+def estimator(name: str, **params):
     """Build a registered estimator: ``ldpest.estimator("frequency", projection="simplex")``."""
     return _build("estimator", name, params)
 
 
-def basis(name: str, **params) -> Basis:
+def basis(name: str, **params):
     """Build a registered basis (series estimators)."""
     return _build("basis", name, params)
 
 
-def mechanism_from_spec(spec: dict) -> Mechanism:
+def mechanism_from_spec(spec: dict):
     """Rebuild a mechanism from its spec ``{"name": ..., **params}``.
 
     Mechanisms are immutable, so one built from the same spec is reused."""
-    from .contract import canonical_json
-
     return mechanism_from_spec_json(canonical_json(spec), spec)
 
 
-def mechanism_from_spec_json(key: str, spec: dict | None = None) -> Mechanism:
-    """:func:`mechanism_from_spec` from canonical JSON text (cached)."""
+def mechanism_from_spec_json(key: str, spec: dict | None = None):
+    """:func:`mechanism_from_spec` from canonical JSON text (cached: each process, dask workers
+    included, builds a mechanism once per spec)."""
     cached = _mechanism_cache.get(key)
     if cached is not None:
         return cached
@@ -280,13 +276,14 @@ def mechanism_from_spec_json(key: str, spec: dict | None = None) -> Mechanism:
     if not isinstance(name, str):
         raise PluginError(f"mechanism spec has no name: {spec!r}")
     built = mechanism(name, **params)
-    if len(_mechanism_cache) >= _CACHE_SIZE:
-        _mechanism_cache.pop(next(iter(_mechanism_cache)))
-    _mechanism_cache[key] = built
+    with _lock:  # dask runs tasks on threads: evict and insert as one step
+        if len(_mechanism_cache) >= _CACHE_SIZE:
+            _mechanism_cache.pop(next(iter(_mechanism_cache)))
+        _mechanism_cache[key] = built
     return built
 
 
-def estimator_from_spec(spec: dict) -> Estimator:
+def estimator_from_spec(spec: dict):
     params = dict(spec)
     name = params.pop("name", None)
     if not isinstance(name, str):

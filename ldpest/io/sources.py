@@ -3,10 +3,11 @@
 :func:`open_reports` reads a file's header only (its spec, its columns) and cuts the file into
 parts: slices of the ``report`` dimension (NetCDF, Zarr), row groups (Parquet) or byte ranges
 that end at a line end (CSV).  :func:`read_part` reads one part alone, so one estimate path
-(:func:`estimate_file`) either streams the parts in order (memory: one part) or maps them on
+(:func:`ldpest.engine.streaming.estimate_file`) either streams the parts in order (memory: one part) or maps them on
 dask, where each task reads its own part once and reduces it to sufficient statistics
-(:func:`ldpest.mapreduce.aggregate_parts_dask`).  The CLI, the R package and Python
-(``ldpest.open_reports``, ``ldpest.estimate``) all come in here.
+(:func:`ldpest.engine.mapreduce.aggregate_parts_dask`).  The CLI, the R package and Python
+(``ldpest.open_reports``, ``ldpest.estimate``) all come in here; :func:`read_reports` reads a
+NetCDF file or Zarr store whole, or lazily with dask.
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .contract import Mechanism
-from .errors import DataError, ParameterError
+from ..contract.base import Mechanism
+from ..contract.registry import mechanism_from_spec, mechanism_from_spec_json
+from ..contract.reports import Reports
+from ..util.errors import DataError, ParameterError
+from ..util.labels import CODES
+from ..util.spec import spec_of
+from ..util.xarray import xr
+from .layout import column_kind, decoding, table_mechanism_and_columns, warn_if_seeded
+from .tables import open_source, table_values
 
 REPORT_SUFFIXES = (".nc", ".zarr", ".csv", ".parquet")
 PART_BYTES = 1 << 23  # bytes of reports per part (CSV: of the file)
@@ -42,17 +50,20 @@ class ReportFile:
 
     @property
     def mechanism(self) -> Mechanism:
-        from .mapreduce import _mechanism_of
-
-        return _mechanism_of(self.mechanism_spec)
+        return mechanism_from_spec_json(self.mechanism_spec)  # cached: built once per spec
 
     def __len__(self) -> int:
         return len(self.parts)
 
+    def bytes_through(self, index: int) -> int:
+        """Bytes of the file behind parts 0..index (for a progress bar)."""
+        if self.format == "csv":
+            return self.parts[index][1]
+        size = self.path.stat().st_size if self.path.is_file() else 0
+        return int(size * (index + 1) / len(self))
+
     def load(self):
         """Every report of the file in memory, validated, as :class:`ldpest.Reports`."""
-        from .reports import Reports
-
         if not self.parts:
             raise DataError(f"{self.path}: the file holds no reports")
         values = np.concatenate([read_part(self, index) for index in range(len(self))])
@@ -64,17 +75,14 @@ class ReportFile:
 
 def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, header: bool = True,
                  codes: str = "labels", part_bytes: int | None = None) -> ReportFile:
-    """Open a report file (.nc, .zarr, .csv or .parquet) for :func:`estimate_file` or
-    ``ldpest.estimate``, reading its header only.
+    """Open a report file (.nc, .zarr, .csv or .parquet) for ``ldpest.estimate``, reading its
+    header only.
 
     A file that carries its spec (every file ldpest writes) refuses a different ``mechanism``;
     a table without one (reports made by other tools) needs it, with the ``columns`` holding a
     report, ``header=False`` for CSV without a header row and ``codes`` ("0-based",
     "1-based") for category positions (docs/other-libraries.md).
     """
-    from .labels import CODES
-    from .pipeline import _csv_mechanism_and_columns, _kind_for, warn_if_seeded
-
     path = Path(path)
     part_bytes = PART_BYTES if part_bytes is None else int(part_bytes)
     suffix = path.suffix.lower()
@@ -100,12 +108,10 @@ def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, head
         parts = tuple((start, min(n, start + rows)) for start in range(0, n, rows))
         return ReportFile(path, "netcdf" if suffix == ".nc" else "zarr", carried.spec_json, parts,
                           tuple(start for start, _ in parts), rng=rng)
-    from .io import open_source
-
     source = open_source(path, header=header)
     warn_if_seeded(path, source.rng)
-    mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=False)
-    table = dict(rng=source.rng, columns=tuple(columns), kind=_kind_for(mechanism, False, codes), codes=codes)
+    mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=False)
+    table = dict(rng=source.rng, columns=tuple(columns), kind=column_kind(mechanism, False, codes), codes=codes)
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -132,9 +138,7 @@ def read_part(source: ReportFile, index: int, first_row: int | None = None) -> n
         except DataError as exc:
             raise DataError(f"{source.path}: {exc.message}", row=None if exc.row is None else part[0] + exc.row) \
                 from None
-    from .pipeline import _decoding
-
-    encode = _decoding(mechanism.encode_reports, mechanism, source.codes, "reports")
+    encode = decoding(mechanism.encode_reports, mechanism, source.codes, "reports")
     try:
         return encode(_table_part(source, part))
     except DataError as exc:
@@ -148,37 +152,9 @@ def read_part(source: ReportFile, index: int, first_row: int | None = None) -> n
         raise DataError(f"{source.path}, {where}: {exc.message}") from None
 
 
-def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None, progress=None):
-    """The estimate from every part of ``source``: streamed in order (memory: one part), or, with
-    ``scheduler`` (a dask address, or threads, processes, synchronous), mapped on dask."""
-    from .pipeline import dask_scheduler
-    from .reports import Reports
-
-    mechanism = source.mechanism
-    estimator._check_mechanism(mechanism)
-    if not source.parts:
-        raise DataError(f"{source.path}: the file holds no reports")
-    if scheduler is not None:
-        from .mapreduce import aggregate_parts_dask
-
-        with dask_scheduler(scheduler):
-            return estimator.finalize(aggregate_parts_dask(estimator, source))
-    total, first = None, 0
-    for index in range(len(source)):
-        values = read_part(source, index, first)
-        first += len(values)
-        stats = estimator.aggregate(Reports._wrap(values, mechanism, rng=source.rng or "external"))
-        total = stats if total is None else total + stats
-        if progress is not None:
-            progress(_progress_of(source, index))
-    return estimator.finalize(total)
-
-
 # -- the formats ---------------------------------------------------------------------------
 def _open_dataset(path: Path):
     """A NetCDF file or Zarr store, lazily (no values read yet); close it after use."""
-    from ._xarray import xr
-
     try:
         if path.suffix.lower() == ".zarr":
             if not path.is_dir():
@@ -198,16 +174,11 @@ def _reports_of(path: Path, dataset):
 
 
 def _mechanism_from(path: Path, data) -> Mechanism:
-    from .registry import mechanism_from_spec
-    from .reports import spec_of
-
     return mechanism_from_spec(spec_of(data.attrs, f"{path}: the reports"))
 
 
 def _table_part(source: ReportFile, part) -> np.ndarray:
     """The parsed report columns of one CSV byte range or Parquet row group (rows from 0)."""
-    from .io import table_values
-
     if source.format == "parquet":
         import pyarrow.parquet as pq
 
@@ -263,9 +234,32 @@ def _rows_between(path: Path, start: int, stop: int) -> int:
     return count
 
 
-def _progress_of(source: ReportFile, index: int) -> int:
-    """Bytes of the file behind parts 0..index (for the progress line)."""
-    if source.format == "csv":
-        return source.parts[index][1]
-    size = source.path.stat().st_size if source.path.is_file() else 0
-    return int(size * (index + 1) / len(source))
+def read_reports(path, chunks=None) -> Reports:
+    """Read reports written by :meth:`Reports.to_netcdf` or :meth:`Reports.to_zarr`,
+    validated against their mechanism.
+
+    ``chunks`` (e.g. ``{"report": 10**6}``) opens the file lazily with Dask
+    (validated block by block when estimated).
+    """
+    if Path(path).suffix.lower() == ".zarr":
+        if not Path(path).is_dir():
+            raise DataError(f"{path}: no such Zarr store")
+        try:
+            data = xr.open_zarr(path, chunks=chunks if chunks is not None else {}, consolidated=False)["reports"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise DataError(f"{path}: not a readable Zarr report store ({exc})") from None
+    else:
+        try:
+            data = xr.open_dataarray(path, engine="netcdf4", chunks=chunks)
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such file") from None
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{path}: not a readable NetCDF report file ({exc})") from None
+    if chunks is None:
+        data = data.load()
+        data.close()
+    reports = Reports(data)
+    if chunks is None:
+        checked = reports.mechanism.check_encoded_reports(reports.values)
+        reports = Reports(data.copy(data=checked))
+    return reports

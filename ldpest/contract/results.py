@@ -7,13 +7,13 @@ the Dataset, so every result has the schema of DESIGN.md ("Results").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import NormalDist
 
 import numpy as np
-from ._xarray import xr
 
-from ._version import __version__
-from .errors import DataError, ParameterError
+from ..stats.intervals import clopper_pearson, normal_critical
+from ..util.errors import DataError, ParameterError
+from ..util.version import __version__
+from ..util.xarray import xr
 
 
 @dataclass
@@ -176,11 +176,7 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
         out["upper"] = centre.copy(data=upper)
         method = "exact (Clopper-Pearson on the binomial count)"
     else:
-        z = NormalDist().inv_cdf(0.5 + level / 2)
-        critical = z
-        if "excess_kurtosis" in result:
-            kurtosis = result["excess_kurtosis"]
-            critical = np.maximum(z, z + (z ** 3 - 3 * z) * kurtosis / 24)
+        critical = normal_critical(level, result["excess_kurtosis"] if "excess_kurtosis" in result else None)
         out["lower"] = centre - critical * result["stderr"]
         out["upper"] = centre + critical * result["stderr"]
         method = "normal" + (", kurtosis-corrected" if "excess_kurtosis" in result else "")
@@ -192,17 +188,8 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
 
 
 def _count_interval(result: xr.Dataset, level: float) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.special import betaincinv
-
-    n = int(result.attrs["n"])
-    count = result["count"].values.astype(np.float64)
-    alpha = 1.0 - level
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(count > 0, betaincinv(np.maximum(count, 1e-300), n - count + 1, alpha / 2), 0.0)
-        high = np.where(count < n, betaincinv(count + 1, np.maximum(n - count, 1e-300), 1 - alpha / 2), 1.0)
-    invalid = count < 0  # cells outside a ball partition
+    """The Clopper-Pearson interval of the count's probability, mapped through the affine debiasing."""
+    low, high = clopper_pearson(result["count"].values, int(result.attrs["n"]), level)
     offset, gap, scale = (result.attrs[k] for k in ("count_offset", "count_gap", "count_scale"))
     ends = np.stack([(low - offset) / gap * scale, (high - offset) / gap * scale])
-    lower, upper = ends.min(axis=0), ends.max(axis=0)  # a negative gap reverses the map
-    lower[invalid] = upper[invalid] = np.nan
-    return lower, upper
+    return ends.min(axis=0), ends.max(axis=0)  # a negative gap reverses the map

@@ -1,8 +1,8 @@
-"""Base classes every plugin subclasses: Mechanism, Estimator, Basis.
+"""Base classes every plugin subclasses: Mechanism, Estimator, Basis (and the FrequencyOracle
+protocol), and the exact Channel a finite mechanism declares.
 
-The core knows plugins only through these classes and the registry.  The
-shape of the contract is described in DESIGN.md ("The plugin contract") and in
-docs/plugin-author-guide.md.
+The core knows plugins only through these classes and the registry.  The shape of the contract is
+described in DESIGN.md ("The plugin contract") and in docs/plugin-author-guide.md.
 """
 
 from __future__ import annotations
@@ -12,19 +12,16 @@ import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Mapping
+from typing import ClassVar, Mapping
 
 import numpy as np
 
-from .errors import DataError, IncompatibleError, ParameterError
-from .exact import log_ratio, ratio_within
-from .rng import resolve_rng
-from .stats import SufficientStats
-
-
-def canonical_json(spec: Mapping[str, Any]) -> str:
-    """The canonical JSON text of a spec (sorted keys), used for equality."""
-    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+from ..privacy.exact import log_ratio, ratio_within
+from ..privacy.rng import resolve_rng
+from ..stats.sufficient import SufficientStats
+from ..util.errors import DataError, IncompatibleError, ParameterError
+from ..util.labels import smallest_index_dtype
+from ..util.spec import canonical_json
 
 
 class _Configurable:
@@ -138,6 +135,7 @@ class Mechanism(_Configurable, abc.ABC):
     :meth:`_privatize` and :meth:`encode_reports`.
     """
 
+    plugin_kind: ClassVar[str] = "mechanism"  # what the registry registers it as
     default_estimator: ClassVar[str | None] = None
     report_dims: ClassVar[tuple[str, ...]] = ("report",)
     example_params: ClassVar[dict] = {}  # parameters besides epsilon for `ldpest plugins NAME`'s example
@@ -196,14 +194,6 @@ class Mechanism(_Configurable, abc.ABC):
         return None
 
 
-def smallest_index_dtype(size: int) -> np.dtype:
-    """The smallest unsigned integer type that holds the indices ``0 .. size - 1`` (int64 beyond 2^32)."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if size <= int(np.iinfo(dtype).max) + 1:
-            return np.dtype(dtype)
-    return np.dtype(np.int64)
-
-
 class FrequencyOracle(abc.ABC):
     """Protocol of mechanisms over ``categories`` whose reports give a linear
     unbiased estimate of the category frequencies (the ``frequency``
@@ -221,7 +211,7 @@ class FrequencyOracle(abc.ABC):
         array computed once, since the mechanism is immutable."""
         coordinate = self.__dict__.get("_category_coordinate")
         if coordinate is None:
-            from .labels import label_coordinate
+            from ..util.labels import label_coordinate
 
             coordinate = label_coordinate(self._params["categories"])
             object.__setattr__(self, "_category_coordinate", coordinate)
@@ -295,7 +285,7 @@ class FrequencyOracle(abc.ABC):
 
     def encode_labels(self, values, what: str = "data") -> np.ndarray:
         """Map labels to category indices; error naming how many and which are unknown."""
-        from .labels import encode_labels
+        from ..util.labels import encode_labels
 
         return encode_labels(values, self.categories, what)
 
@@ -307,6 +297,7 @@ class Estimator(_Configurable, abc.ABC):
     can use.  Subclasses implement :meth:`_aggregate` and :meth:`_finalize`.
     """
 
+    plugin_kind: ClassVar[str] = "estimator"
     accepts: ClassVar[tuple] = ()
     # parameters used only by finalize (e.g. projection): statistics aggregated
     # with one value can be finalized with any other
@@ -325,11 +316,14 @@ class Estimator(_Configurable, abc.ABC):
                 return True
         return False
 
-    def _check_mechanism(self, mechanism: Mechanism) -> None:
+    def check_accepts(self, mechanism: Mechanism) -> None:
+        """An IncompatibleError unless this estimator accepts reports of ``mechanism``."""
         if not self.accepts_mechanism(mechanism):
             raise IncompatibleError(
                 f"estimator {self.name!r} does not accept reports of mechanism {mechanism.name!r}"
             )
+
+    _check_mechanism = check_accepts  # its name before issue 21, which plugins call
 
     @abc.abstractmethod
     def _aggregate(self, mechanism: Mechanism, values: np.ndarray) -> dict[str, object]:
@@ -337,16 +331,16 @@ class Estimator(_Configurable, abc.ABC):
 
     @abc.abstractmethod
     def _finalize(self, mechanism: Mechanism, arrays: Mapping[str, object], n: int):
-        """Turn total statistics into :class:`ldpest.results.EstimateParts`."""
+        """Turn total statistics into :class:`ldpest.EstimateParts`."""
 
     def aggregate(self, reports) -> SufficientStats:
-        """Sufficient statistics of a chunk of :class:`ldpest.Reports`."""
-        from .mapreduce import aggregate_dask, is_dask_array
-
+        """Sufficient statistics of :class:`ldpest.Reports`: lazy reports (``read_reports(path,
+        chunks=...)``) block by block in order, each block read and validated once (memory: one
+        block); ``ldpest.estimate`` maps the blocks on dask instead."""
         mechanism = reports.mechanism
-        self._check_mechanism(mechanism)
-        if is_dask_array(reports.data.data):
-            return aggregate_dask(self, reports)
+        self.check_accepts(mechanism)
+        if reports.lazy:
+            return sum(self.aggregate(block) for block in reports.blocks())
         arrays = self._aggregate(mechanism, reports.values)
         return SufficientStats(self.statistics_spec_json, reports.spec_json, reports.n, arrays)
 
@@ -386,6 +380,7 @@ class Estimator(_Configurable, abc.ABC):
 class Basis(_Configurable, abc.ABC):
     """Orthonormal functions on [0, 1] bounded by ``B0`` (series estimators)."""
 
+    plugin_kind: ClassVar[str] = "basis"
     B0: ClassVar[float] = 1.0
     ordering: ClassVar[str] = ""
     # phi_1 is the constant 1: then theta_1 = int f phi_1 = 1 for every density, and the series

@@ -183,7 +183,7 @@ def too_small(epsilon: float, what: str):
     """The error for an epsilon below what 64-bit thresholds and float64 estimates resolve: there,
     the largest threshold with a proven ratio <= e^epsilon no longer favours the true value (the
     channel would ignore the input, or even invert it and break the bound the other way)."""
-    from .errors import ParameterError
+    from ..util.errors import ParameterError
 
     return ParameterError(f"epsilon = {epsilon:g} is too small for {what}: at 64-bit resolution the channel "
                           "cannot favour the true value while keeping the likelihood ratio proven <= e^epsilon; "

@@ -11,27 +11,12 @@ import json
 from functools import cached_property
 
 import numpy as np
-from ._xarray import xr
 
-from ._version import __version__
-from .atomic import atomic_path
-from .contract import Mechanism, canonical_json
-from .errors import DataError
-
-SPEC_ATTR = "mechanism_spec"
-
-
-def spec_of(attrs, where: str = "reports") -> dict:
-    """The mechanism spec in a report array's attributes; a DataError naming what is wrong."""
-    if SPEC_ATTR not in attrs:
-        raise DataError(f"{where} carry no {SPEC_ATTR!r} attribute: cannot tell which mechanism made them")
-    try:
-        spec = json.loads(attrs[SPEC_ATTR])
-    except (TypeError, ValueError):
-        raise DataError(f"{where}' {SPEC_ATTR!r} attribute is not valid JSON") from None
-    if not isinstance(spec, dict):
-        raise DataError(f"{where}' {SPEC_ATTR!r} attribute is not a JSON object")
-    return spec
+from ..util.atomic import atomic_directory, atomic_path
+from ..util.errors import DataError
+from ..util.spec import SPEC_ATTR, canonical_json, spec_of
+from ..util.version import __version__
+from ..util.xarray import xr
 
 
 class Reports:
@@ -49,7 +34,7 @@ class Reports:
         self._spec_json = canonical_json(spec_of(data.attrs))
 
     @classmethod
-    def _wrap(cls, values: np.ndarray, mechanism: Mechanism, rng: str) -> "Reports":
+    def _wrap(cls, values: np.ndarray, mechanism, rng: str) -> "Reports":
         spec = mechanism.spec_json
         data = xr.DataArray(
             values,
@@ -68,14 +53,14 @@ class Reports:
         return reports
 
     @classmethod
-    def from_array(cls, values, mechanism: Mechanism, codes: str = "labels") -> "Reports":
+    def from_array(cls, values, mechanism, codes: str = "labels") -> "Reports":
         """Wrap reports collected elsewhere, validated against ``mechanism``.
 
         ``codes="0-based"`` (or ``"1-based"``) reads single-category reports as positions in
         ``mechanism.categories``, as pure-ldp and multi-freq-ldpy report them
         (docs/other-libraries.md)."""
         if codes != "labels":
-            from .labels import labels_from_codes
+            from ..util.labels import labels_from_codes
 
             if mechanism.report_kind != "label":
                 raise DataError(f"codes name categories, but {mechanism.name!r} reports are not single categories")
@@ -108,7 +93,7 @@ class Reports:
         return self._spec_json
 
     @cached_property
-    def mechanism(self) -> Mechanism:
+    def mechanism(self):
         from .registry import mechanism_from_spec_json
 
         return mechanism_from_spec_json(self._spec_json)
@@ -124,6 +109,30 @@ class Reports:
         if "mechanism" in self.__dict__:
             part.__dict__["mechanism"] = self.__dict__["mechanism"]
         return part
+
+    @property
+    def lazy(self) -> bool:
+        """True when the values are not in memory (a dask-backed array, e.g. ``read_reports(path,
+        chunks=...)``): they are read, and validated, block by block when estimated."""
+        return self._data.chunks is not None
+
+    def blocks(self):
+        """The reports block by block, each in memory and validated against the mechanism: one
+        block per chunk of a lazy array along ``report`` (memory: one block), or, in memory, the
+        reports themselves."""
+        if not self.lazy:
+            yield self
+            return
+        mechanism, rng = self.mechanism, str(self._data.attrs.get("rng", "external"))
+        start = 0
+        for size in self._data.chunks[0]:
+            block = np.asarray(self._data.isel(report=slice(start, start + size)).values)
+            try:
+                checked = mechanism.check_encoded_reports(block)
+            except DataError as exc:
+                raise DataError(exc.message, row=None if exc.row is None else start + exc.row) from None
+            yield Reports._wrap(checked, mechanism, rng=rng)
+            start += size
 
     def chunks(self, size: int):
         """Iterate over consecutive chunks of at most ``size`` reports."""
@@ -143,43 +152,8 @@ class Reports:
 
     def to_zarr(self, path) -> None:
         """Write a Zarr store atomically (dask-backed reports are written block by block)."""
-        from .atomic import atomic_directory
-
         with atomic_directory(path) as tmp:
             self._data.to_dataset().to_zarr(tmp, mode="w", consolidated=False)
 
     def __repr__(self) -> str:
         return f"<ldpest.Reports n={self.n} mechanism={self.spec_json} dims={self._data.dims}>"
-
-
-def read_reports(path, chunks=None) -> Reports:
-    """Read reports written by :meth:`Reports.to_netcdf` or :meth:`Reports.to_zarr`,
-    validated against their mechanism.
-
-    ``chunks`` (e.g. ``{"report": 10**6}``) opens the file lazily with Dask
-    (validated block by block when estimated).
-    """
-    from pathlib import Path
-
-    if Path(path).suffix.lower() == ".zarr":
-        if not Path(path).is_dir():
-            raise DataError(f"{path}: no such Zarr store")
-        try:
-            data = xr.open_zarr(path, chunks=chunks if chunks is not None else {}, consolidated=False)["reports"]
-        except (OSError, ValueError, KeyError) as exc:
-            raise DataError(f"{path}: not a readable Zarr report store ({exc})") from None
-    else:
-        try:
-            data = xr.open_dataarray(path, engine="netcdf4", chunks=chunks)
-        except FileNotFoundError:
-            raise DataError(f"{path}: no such file") from None
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{path}: not a readable NetCDF report file ({exc})") from None
-    if chunks is None:
-        data = data.load()
-        data.close()
-    reports = Reports(data)
-    if chunks is None:
-        checked = reports.mechanism.check_encoded_reports(reports.values)
-        reports = Reports(data.copy(data=checked))
-    return reports

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .errors import DataError, ParameterError
 
@@ -24,6 +23,8 @@ def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
     Raises :class:`DataError` naming how many values are missing (NaN/None) or
     outside the declared categories, which ones, and the first row.
     """
+    import pandas as pd  # here, not at import: the contract (and `ldpest plugins`) need no pandas
+
     if isinstance(values, pd.Categorical):
         return _encode_categorical(values, categories, what)
     array = np.asarray(values)
@@ -54,7 +55,7 @@ def encode_labels(values, categories: list, what: str = "data") -> np.ndarray:
     return result
 
 
-def _encode_categorical(values: pd.Categorical, categories: list, what: str) -> np.ndarray:
+def _encode_categorical(values, categories: list, what: str) -> np.ndarray:
     codes = np.asarray(values.codes, dtype=np.int64)
     if (codes < 0).any():
         _raise_missing(what, codes < 0)
@@ -108,3 +109,12 @@ def labels_from_codes(values, categories: list, codes: str = "labels", what: str
     base = 0 if codes == "0-based" else 1
     indices = encode_labels(values, list(range(base, base + len(categories))), f"{what} ({codes} category codes)")
     return label_coordinate(categories)[indices]
+
+
+def smallest_index_dtype(size: int) -> np.dtype:
+    """The smallest unsigned integer type that holds the indices ``0 .. size - 1`` (int64 beyond 2^32):
+    the stored form of single-category reports (uint8 up to 256 categories: 1 byte per report)."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if size <= int(np.iinfo(dtype).max) + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)

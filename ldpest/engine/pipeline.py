@@ -1,4 +1,4 @@
-"""File-to-result pipelines shared by the CLI and the R package.
+"""File-to-result pipelines shared by the CLI and the R package, and the CLI's option parsing.
 
 Estimation streams: each chunk of a file is turned into sufficient
 statistics and added up, so memory stays bounded whatever the file size.
@@ -6,23 +6,24 @@ statistics and added up, so memory stays bounded whatever the file size.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import warnings
 from pathlib import Path
-from typing import Callable
 
-from .contract import Estimator, Mechanism
-from .errors import DataError, ParameterError
-from .io import CsvSource, ReportWriter, located, open_source
-from .labels import CODES, labels_from_codes
-from .registry import estimator as make_estimator
-from .registry import mechanism as make_mechanism
-from .registry import mechanism_from_spec
-from .reports import Reports
-from .rng import resolve_rng
+from ..contract.base import Estimator, Mechanism
+from ..contract.registry import estimator as make_estimator
+from ..contract.registry import get_registry, parameters_of
+from ..contract.reports import Reports
+from ..io.layout import column_kind, decoding, table_mechanism_and_columns
+from ..io.sources import open_reports
+from ..io.tables import CsvSource, located, open_source
+from ..io.writers import ReportWriter
+from ..privacy.rng import resolve_rng
+from ..util.errors import DataError, ParameterError
+from ..util.labels import CODES
+from .api import mechanism as make_mechanism
+from .streaming import estimate_file
 
 
 def parse_value(text: str):
@@ -107,8 +108,6 @@ def count_rows(path, header: bool = True) -> int:
 
 
 def _takes_parameter(mechanism_name: str, parameter: str) -> bool:
-    from .registry import get_registry, parameters_of
-
     if mechanism_name == "auto":  # the chooser takes epsilon and categories only
         return False
     required, optional = parameters_of(get_registry().get("mechanism", mechanism_name))
@@ -124,96 +123,20 @@ def build_estimator(name: str | None, mechanism: Mechanism, projection: str | No
     return make_estimator(name, **options)
 
 
-def _kind_for(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
-    kind = mechanism.data_kind if raw else mechanism.report_kind
-    if kind == "label":
-        categories = getattr(mechanism, "categories", [])
-        coded = codes != "labels" or (categories and all(isinstance(c, int) for c in categories))
-        return "int" if coded else "string"
-    if codes != "labels":
-        raise ParameterError(f"--codes names categories, but {mechanism.name!r} "
-                             f"{'data' if raw else 'reports'} are numbers, not single categories")
-    return "float"
-
-
-def _decoding(action: Callable, mechanism: Mechanism, codes: str, what: str) -> Callable:
-    """``action`` applied to the labels of 0-/1-based category codes (or to the values as they are,
-    with a hint when unknown labels look like category positions)."""
-    if codes != "labels":
-        return lambda values: action(labels_from_codes(values, mechanism.categories, codes, what))
-
-    def labels(values):
-        try:
-            return action(values)
-        except DataError as exc:
-            hint = _positions_hint(values, len(getattr(mechanism, "categories", [])))
-            if hint is None:
-                raise
-            raise DataError(f"{exc.message}; {hint}", row=exc.row) from None
-    return labels
-
-
-def _positions_hint(values, d: int) -> str | None:
-    """"add --codes 0-based" when every value is a whole number that could be a position."""
-    import pandas as pd
-
-    if d == 0 or not isinstance(values, pd.Categorical):
-        return None
-    seen = [str(label).strip() for label in values.categories]
-    if not seen or not all(label.isdigit() for label in seen):
-        return None
-    low, high = min(map(int, seen)), max(map(int, seen))
-    for base in (0, 1):
-        if base <= low and high < base + d:
-            return f"the values look like category positions: add --codes {base}-based"
-    return None
-
-
-def _csv_mechanism_and_columns(source, mechanism: Mechanism | None, columns, raw: bool):
-    """The mechanism (from the options or the file's spec line) and the columns to read."""
-    if not raw and source.spec is not None:
-        carried = mechanism_from_spec(source.spec)
-        if mechanism is not None and mechanism != carried:
-            raise ParameterError(
-                f"{source.path} carries its own spec {carried.spec_json}, which differs from the options "
-                f"({mechanism.spec_json}); drop --mechanism, --epsilon, --categories and --param"
-            )
-        mechanism = carried
-    if mechanism is None and not raw:
-        raise ParameterError(f"{source.path}: no #ldpest-spec line; give --mechanism and its parameters")
-    if mechanism is None:
-        raise ParameterError("--mechanism is needed to privatise raw data")
-    if not columns:
-        if raw:
-            raise ParameterError("--column is needed: which column(s) hold the data?")
-        expected = mechanism.report_columns()
-        whole = source.spec is None and len(source.columns) in (1, len(expected))  # e.g. bit-vector columns
-        columns = source.columns if whole else expected
-    if not raw:
-        expected = mechanism.report_columns()
-        if len(columns) != len(expected):
-            raise DataError(
-                f"{source.path}: mechanism {mechanism.name!r} reports have {len(expected)} column(s) "
-                f"({', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''}), but {len(columns)} were given"
-            )
-    source.require(list(columns))
-    return mechanism, list(columns)
-
-
 def privatize_stream(path, mechanism: Mechanism | None, columns: list[str] | None, *, rng=None,
                      block_bytes: int | None = None, progress=None, header: bool = True, codes: str = "labels"):
     """Privatise the raw data of a CSV or Parquet file block by block, yielding :class:`Reports`
-    chunks (report files are read by :mod:`ldpest.sources`).
+    chunks (report files are read by :mod:`ldpest.io.sources`).
 
     ``header=False`` reads a CSV file without a header row (columns "1", "2", ...); ``codes``
     ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
     source = open_source(path, header=header)
-    mechanism, columns = _csv_mechanism_and_columns(source, mechanism, columns, raw=True)
+    mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=True)
     generator, kind_of_rng = resolve_rng(rng)
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
     rows = _raw_rows_per_block(mechanism)
-    encode = _decoding(mechanism.encode_data, mechanism, codes, "data")
-    for offset, values in source.chunks(columns, _kind_for(mechanism, True, codes), progress=progress, **options):
+    encode = decoding(mechanism.encode_data, mechanism, codes, "data")
+    for offset, values in source.chunks(columns, column_kind(mechanism, True, codes), progress=progress, **options):
         encoded = located(source, offset, encode, values)
         for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
             yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
@@ -232,19 +155,6 @@ def _raw_rows_per_block(mechanism: Mechanism) -> int:
     return max(1, RAW_BLOCK_BYTES // (8 * width))
 
 
-LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
-
-
-SEEDED = "numpy-seeded"
-
-
-def warn_if_seeded(path, kind: str | None) -> None:
-    """Reports made with a seeded generator protect no one: say so whenever they are estimated."""
-    if kind == SEEDED:
-        warnings.warn(f"{path} was made with a seeded generator (--seed): anyone who knows the seed can "
-                      "recover every true answer; such reports are fit for simulations only", stacklevel=2)
-
-
 def refuse_overwriting(output, *inputs) -> None:
     """A clear error, before any work, when ``output`` is one of the input files."""
     if output is None:
@@ -260,28 +170,6 @@ def refuse_overwriting(output, *inputs) -> None:
                                  "choose another output file")
 
 
-@contextlib.contextmanager
-def dask_scheduler(scheduler: str | None):
-    """Run dask work on ``scheduler``: a distributed address, or threads/processes/synchronous."""
-    if scheduler is None:
-        yield
-        return
-    import dask
-
-    if scheduler in LOCAL_SCHEDULERS:
-        with dask.config.set(scheduler=scheduler):
-            yield
-        return
-    from distributed import Client
-
-    try:
-        client = Client(scheduler, timeout=os.environ.get("LDPEST_SCHEDULER_TIMEOUT", "10s"), set_as_default=True)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ParameterError(f"cannot reach the dask scheduler at {scheduler!r} ({exc})") from None
-    with client:
-        yield
-
-
 def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
                   projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
                   progress=None, scheduler: str | None = None, header: bool = True, codes: str = "labels"):
@@ -291,8 +179,6 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
     part, or with ``scheduler`` (an address or threads/processes/synchronous) mapped on dask,
     each task reading its own part.  ``header`` and ``codes`` describe tables made by other
     tools (docs/other-libraries.md)."""
-    from .sources import estimate_file, open_reports
-
     path = Path(path)
     check_csv_options(path, header, codes)
     if raw:

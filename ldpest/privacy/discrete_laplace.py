@@ -5,7 +5,7 @@ magnitude law ``f`` is given by integer tables:
 
 * ``M = sum_i U_i D_i + U_T J``: independent digits ``D_i`` of mixed radix
   ``N_i = 2^bits_i`` (``U_i = N_0 ... N_{i-1}``) drawn from alias tables
-  (:mod:`ldpest.alias`) with ``P(D_i = d) = w_i[d] / 2^63``, and a top value
+  (:mod:`ldpest.privacy.alias`) with ``P(D_i = d) = w_i[d] / 2^63``, and a top value
   ``J`` drawn from the last table, whose last symbol is a *carry*: drawing it
   adds ``N_T - 1`` and draws again, so ``J = (N_T - 1) V + d`` with ``V``
   geometric, ``P(V = v) = tau^v (1 - tau)``, ``tau = w_T[carry] / 2^63``.  The

@@ -11,7 +11,7 @@ state.  Two kinds are accepted wherever ``rng`` appears:
   (``os.urandom``), so that whoever receives the reports cannot predict or
   reconstruct the noise.  Use it on the client side in production.
 
-Mechanisms draw through :func:`ldpest.exact.random_words` (uniform 64-bit
+Mechanisms draw through :func:`ldpest.privacy.exact.random_words` (uniform 64-bit
 words, compared with integer thresholds wherever privacy depends on the
 probability), :meth:`random` (uniform on [0, 1) with 53 random bits, where
 only unbiasedness does) and :meth:`integers` (exactly uniform integers), which
@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from .errors import ParameterError
+from ..util.errors import ParameterError
 
 _UNIT = 1.0 / (1 << 53)
 
@@ -39,7 +39,7 @@ class SecureGenerator:
         return np.frombuffer(bytearray(os.urandom(8 * count)), dtype=np.uint64)  # writable, like numpy's
 
     def words(self, size) -> np.ndarray:
-        """Uniform 64-bit words (uint64) of the given shape (see :func:`ldpest.exact.random_words`)."""
+        """Uniform 64-bit words (uint64) of the given shape (see :func:`ldpest.privacy.exact.random_words`)."""
         count = int(np.prod(size))
         return self._words(count).reshape(size)
 

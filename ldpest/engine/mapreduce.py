@@ -9,16 +9,28 @@ validated against the mechanism where it is read, reduced to exact sufficient
 statistics (integers or ExactSum), and the statistics are added in a tree;
 the result equals the numpy path bit for bit.  Workers rebuild the mechanism
 and estimator from their specs, so they need ldpest and the same plugins.
+:func:`dask_scheduler` runs dask work on a named scheduler or a cluster's address.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 
 import numpy as np
 
-from .stats import SufficientStats
+from ..contract.registry import estimator_from_spec, mechanism_from_spec_json
+from ..contract.reports import Reports
+from ..io.sources import read_part
+from ..stats.sufficient import SufficientStats
+from ..util.errors import DataError, ParameterError
+from ..util.spec import SPEC_ATTR
+from ..util.version import __version__
+from ..util.xarray import xr
+
+LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
 
 
 def is_dask_array(values) -> bool:
@@ -26,33 +38,23 @@ def is_dask_array(values) -> bool:
 
 
 @functools.lru_cache(maxsize=32)
-def _mechanism_of(spec_json: str):
-    """Each worker builds a mechanism once per spec, not once per block."""
-    from .registry import mechanism_from_spec_json  # registry imports contract
-
-    return mechanism_from_spec_json(spec_json)
-
-
-@functools.lru_cache(maxsize=32)
 def _estimator_of(spec_json: str):
-    from .registry import estimator_from_spec
-
+    """Each worker builds an estimator once per spec, not once per block (mechanisms are cached
+    by the registry)."""
     return estimator_from_spec(json.loads(spec_json))
 
 
 def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
-    mechanism, estimator = _mechanism_of(mechanism_spec), _estimator_of(estimator_spec)
+    mechanism, estimator = mechanism_from_spec_json(mechanism_spec), _estimator_of(estimator_spec)
     checked = mechanism.check_encoded_reports(np.asarray(values))
     arrays = estimator._aggregate(mechanism, checked)
     return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(checked.shape[0]), arrays)
 
 
 def _aggregate_part(source, index: int, estimator_spec: str) -> SufficientStats:
-    """Read one part of a report file (:mod:`ldpest.sources`) and reduce it to statistics: the
+    """Read one part of a report file (:mod:`ldpest.io.sources`) and reduce it to statistics: the
     read is fused with the map step, so every part is read once, by the task that uses it."""
-    from .sources import read_part
-
-    mechanism, estimator = _mechanism_of(source.mechanism_spec), _estimator_of(estimator_spec)
+    mechanism, estimator = source.mechanism, _estimator_of(estimator_spec)
     first = source.first_rows[index] if source.first_rows is not None else None
     values = read_part(source, index, first)
     arrays = estimator._aggregate(mechanism, values)
@@ -103,12 +105,7 @@ def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):
     ``encode_reports`` when it is computed.
     """
     import dask.array as da
-    from ._xarray import xr
     from dask import delayed
-
-    from ._version import __version__
-    from .errors import DataError
-    from .reports import SPEC_ATTR, Reports
 
     columns = list(columns or mechanism.report_columns())
     missing = [c for c in columns if c not in frame.columns]
@@ -135,3 +132,25 @@ def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):
     reports = Reports(data, _spec_json=mechanism.spec_json)
     reports.__dict__["mechanism"] = mechanism
     return reports
+
+
+@contextlib.contextmanager
+def dask_scheduler(scheduler: str | None):
+    """Run dask work on ``scheduler``: a distributed address, or threads/processes/synchronous."""
+    if scheduler is None:
+        yield
+        return
+    import dask
+
+    if scheduler in LOCAL_SCHEDULERS:
+        with dask.config.set(scheduler=scheduler):
+            yield
+        return
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout=os.environ.get("LDPEST_SCHEDULER_TIMEOUT", "10s"), set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ParameterError(f"cannot reach the dask scheduler at {scheduler!r} ({exc})") from None
+    with client:
+        yield

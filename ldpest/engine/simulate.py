@@ -24,15 +24,15 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from ._xarray import xr
 from scipy import integrate
 from scipy import stats as scipy_stats
 
-from ._version import __version__
-from .contract import FrequencyOracle
-from .errors import DataDroppedWarning, ParameterError
-from .registry import estimator as make_estimator
-from .registry import mechanism as make_mechanism
+from ..contract.base import FrequencyOracle
+from ..contract.registry import estimator as make_estimator
+from ..util.errors import DataDroppedWarning, ParameterError
+from ..util.version import __version__
+from ..util.xarray import xr
+from .api import mechanism as make_mechanism
 
 MAX_DIRECT_RECORDS = 2 * 10 ** 7
 
@@ -201,37 +201,3 @@ def _direct(est, mech, draw, n, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataDroppedWarning)
         return est.aggregate(mech.privatize(draw(n), rng=rng))
-
-
-def plot_study(study: xr.Dataset, output) -> None:
-    """Log-log plot of mean error against n, one line per epsilon, with the theoretical slope."""
-    from pathlib import Path
-
-    from .atomic import atomic_path
-    from .plotting import _pyplot
-
-    output = Path(output)
-    if output.suffix.lower() not in (".png", ".pdf"):
-        raise ParameterError(f"{output}: plots are written as .png or .pdf")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ns = study["n"].values.astype(float)
-    slope = study.attrs["theoretical_slope"]
-    for epsilon in study["epsilon"].values:
-        row = study.sel(epsilon=epsilon)
-        line = ax.errorbar(ns, row["mean_error"], yerr=2 * row["stderr_error"], fmt="o-", ms=4, capsize=3,
-                           label=f"epsilon = {epsilon:g}: mean over reps, bars +-2 standard errors")
-        anchor = float(row["mean_error"][0])
-        ax.plot(ns, anchor * (ns / ns[0]) ** slope, "--", color=line[0].get_color(), alpha=0.6)
-    ax.plot([], [], "k--", alpha=0.6, label=f"theory: slope {slope:g}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel(study.attrs["metric"])
-    ax.set_title(f"{study.attrs['estimator']} from {study.attrs['mechanism']} "
-                 f"({study.attrs['simulation']}, {study.attrs['reps']} reps)", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_path(output) as tmp:
-        fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=110)
-    plt.close(fig)

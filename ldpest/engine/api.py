@@ -1,0 +1,74 @@
+"""The two calls every user makes: ``ldpest.mechanism`` (a registered mechanism, or ``"auto"``:
+the frequency oracle with the smallest worst-case variance) and ``ldpest.estimate`` (from reports
+in memory, a stream of chunks, lazy reports or a report file)."""
+
+from __future__ import annotations
+
+import itertools
+
+from ..contract.base import Estimator, Mechanism
+from ..contract.registry import estimator as _registered_estimator
+from ..contract.registry import mechanism as _registered_mechanism
+from ..contract.reports import Reports
+from ..io.sources import ReportFile
+from ..util.errors import DataError, ParameterError
+
+
+def mechanism(name: str, **params) -> Mechanism:
+    """Build a registered mechanism: ``ldpest.mechanism("randomized-response", epsilon=1, categories=[...])``.
+
+    ``name="auto"`` (with ``epsilon`` and ``categories`` only) returns the registered frequency
+    oracle with the smallest worst-case variance there (:func:`ldpest.engine.planning.choose_mechanism`);
+    its spec names the choice, so reports record it."""
+    if name == "auto":
+        from .planning import choose_mechanism
+
+        extra = sorted(set(params) - {"epsilon", "categories"})
+        if extra or "epsilon" not in params or "categories" not in params:
+            raise ParameterError("mechanism 'auto' takes epsilon and categories only"
+                                 + (f"; got also {', '.join(extra)}" if extra else ""))
+        return choose_mechanism(**params)
+    return _registered_mechanism(name, **params)
+
+
+def estimate(reports, estimator=None, *, scheduler: str | None = None):
+    """Estimate from :class:`Reports` (in memory, or lazy: their blocks mapped on dask), an
+    iterable of Reports chunks, or a report file opened with :func:`ldpest.open_reports`
+    (streamed part by part, or mapped on dask with ``scheduler``: an address, or threads,
+    processes, synchronous).
+
+    ``estimator``: None for the mechanism's default estimator, a registered
+    name, or an :class:`Estimator` instance.  Returns an ``xarray.Dataset``.
+    """
+    if isinstance(reports, ReportFile):
+        from .streaming import estimate_file
+
+        return estimate_file(reports, _resolve(estimator, reports.mechanism), scheduler=scheduler)
+    if scheduler is not None:
+        raise ParameterError("scheduler maps the parts of a report file: pass ldpest.open_reports(path)")
+    if isinstance(reports, Reports):
+        chosen = _resolve(estimator, reports.mechanism)
+        if reports.lazy:
+            from .mapreduce import aggregate_dask
+
+            chosen.check_accepts(reports.mechanism)
+            return chosen.finalize(aggregate_dask(chosen, reports))
+        return chosen.estimate(reports)
+    iterator = iter(reports)  # peek at the first chunk without materialising the stream
+    first = next(iterator, None)
+    if first is None:
+        raise DataError("no reports: the stream held no chunks")
+    return _resolve(estimator, first.mechanism).estimate(itertools.chain([first], iterator))
+
+
+def _resolve(estimator, mechanism) -> Estimator:
+    if estimator is None:
+        name = mechanism.default_estimator
+        if name is None:
+            raise ParameterError(f"mechanism {mechanism.name!r} has no default estimator; name one")
+        return _registered_estimator(name)
+    if isinstance(estimator, str):
+        return _registered_estimator(estimator)
+    if not isinstance(estimator, Estimator):
+        raise ParameterError(f"estimator must be a name or an Estimator, got {type(estimator).__name__}")
+    return estimator

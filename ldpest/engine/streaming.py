@@ -1,0 +1,32 @@
+"""Estimates from report files: every part read once, streamed in order (memory: one part) or
+mapped on dask, each task reading its own part (:mod:`ldpest.io.sources`)."""
+
+from __future__ import annotations
+
+from ..contract.reports import Reports
+from ..io.sources import ReportFile, read_part
+from ..util.errors import DataError
+
+
+def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None, progress=None):
+    """The estimate from every part of ``source``: streamed in order (memory: one part), or, with
+    ``scheduler`` (a dask address, or threads, processes, synchronous), mapped on dask.
+    ``progress(bytes)`` is called after each streamed part."""
+    mechanism = source.mechanism
+    estimator.check_accepts(mechanism)
+    if not source.parts:
+        raise DataError(f"{source.path}: the file holds no reports")
+    if scheduler is not None:
+        from .mapreduce import aggregate_parts_dask, dask_scheduler
+
+        with dask_scheduler(scheduler):
+            return estimator.finalize(aggregate_parts_dask(estimator, source))
+    total, first = None, 0
+    for index in range(len(source)):
+        values = read_part(source, index, first)
+        first += len(values)
+        stats = estimator.aggregate(Reports._wrap(values, mechanism, rng=source.rng or "external"))
+        total = stats if total is None else total + stats
+        if progress is not None:
+            progress(source.bytes_through(index))
+    return estimator.finalize(total)

@@ -1,0 +1,74 @@
+"""Estimates affine in binomial counts: randomized response, unary encodings, local hashing,
+subset selection and ``histogram-cdf`` (MATH.md sections 1 and 2).  Their standard errors, exact
+variances and worst cases, and the mixin that gives a frequency oracle all of them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def affine_binomial_stderr(theta, offset: float, gap: float, n: int) -> np.ndarray:
+    """Standard error of ``theta_hat = (c / n - offset) / gap``, ``c ~ Binomial(n, offset + gap theta)``.
+
+    ``sqrt(pi (1 - pi) / n) / |gap|`` evaluated at ``pi = offset + gap clip(theta, 0, 1)``: the
+    estimate moved into the feasible range, so the error is never 0 (the plug-in ``c / n`` gives
+    0 whenever every report agrees, e.g. n = 1, and with it intervals of zero width).
+    """
+    pi = offset + gap * np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
+    return np.sqrt(pi * (1 - pi) / n) / abs(gap)
+
+
+def affine_binomial_variance(theta, offset: float, gap: float) -> np.ndarray:
+    """``n Var(theta_hat_j) = pi_j (1 - pi_j) / gap^2``, ``pi_j = offset + gap theta_j``: the exact
+    variance of one report's contribution for mechanisms whose counts are
+    ``Binomial(n, offset + gap theta_j)`` (randomized response, unary encodings, local hashing,
+    subset selection)."""
+    pi = offset + gap * np.asarray(theta, dtype=np.float64)
+    return pi * (1 - pi) / gap ** 2
+
+
+def affine_binomial_worst_cases(d: int, offset: float, gap: float) -> tuple[float, float]:
+    """``(total, single)``: the largest ``sum_j n Var(theta_hat_j)`` over the simplex, and the
+    largest ``n Var(theta_hat_j)`` of one category, for :func:`affine_binomial_variance`.
+
+    The total is a symmetric concave function of theta, so it peaks at the uniform distribution;
+    one category's variance ``pi (1 - pi) / gap^2`` peaks at the ``pi`` of ``[offset, offset + gap]``
+    nearest 1/2 (gap > 0).
+    """
+    uniform = offset + gap / d
+    total = d * uniform * (1 - uniform) / gap ** 2
+    pi = min(max(0.5, offset), offset + gap)
+    return float(total), float(pi * (1 - pi) / gap ** 2)
+
+
+class AffineBinomialOracle:
+    """Mixin for frequency oracles whose statistic ``stats[count_statistic]`` has components
+    ``Binomial(n, offset + gap theta_j)`` (randomized response, unary encodings, local hashing,
+    subset selection): supplies the unbiased estimate ``(c / n - offset) / gap`` with its
+    standard error, the exact-interval ``count_model`` and the declared variances.
+
+    Put it before :class:`ldpest.FrequencyOracle` in the bases and implement
+    :meth:`binomial_model`, returning the implemented ``(offset, gap)``.
+    """
+
+    count_statistic = "counts"
+
+    def binomial_model(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def frequency_estimate(self, stats, n):
+        offset, gap = self.binomial_model()
+        theta = (stats[self.count_statistic] / n - offset) / gap
+        return theta, affine_binomial_stderr(theta, offset, gap, n)
+
+    def count_model(self, stats):
+        return (stats[self.count_statistic], *self.binomial_model())
+
+    def frequency_variance(self, theta):
+        return affine_binomial_variance(theta, *self.binomial_model())
+
+    def worst_case_variance(self):
+        return affine_binomial_worst_cases(len(self.categories), *self.binomial_model())[0]
+
+    def worst_case_category_variance(self):
+        return affine_binomial_worst_cases(len(self.categories), *self.binomial_model())[1]
