@@ -86,11 +86,30 @@ def _symbol_probabilities(layout: _Layout, epsilon: float) -> tuple[float, float
     return e / (s * e + K - s), 1 / (s * e + K - s)
 
 
+def _block_masses(loads: np.ndarray, c: float) -> np.ndarray:
+    """The block masses ``Theta_m >= 0``, ``sum Theta_m = 1``, that maximise
+    ``sum_m (c L_m Theta_m - Theta_m^2 / L_m)``: water-filling ``Theta_m = L_m max(0, c L_m - lam) / 2``.
+
+    The largest loads are active.  On an active set with integer sums ``S1 = sum L_i`` and
+    ``S2 = sum L_i^2``, ``c L_m - lam = (c (L_m S1 - S2) + 2) / S1``, where ``L_m S1 - S2`` is an
+    exact integer: no cancellation, so a huge ``c`` (epsilon near 0) gives finite masses, not 0 / 0
+    (a bisection on ``lam`` lost every digit there)."""
+    order = np.argsort(-loads, kind="stable")
+    ordered = loads[order].astype(np.int64)
+    s1, s2 = np.cumsum(ordered), np.cumsum(ordered * ordered)
+    # block k joins while c (L_k S1_k - S2_k) + 2 > 0; L_k S1_k - S2_k <= 0 falls with k, and is 0 at k = 1
+    active = int(np.count_nonzero(c * (ordered * s1 - s2) + 2 > 0))
+    top, total, squares = ordered[:active], s1[active - 1], s2[active - 1]
+    masses = np.zeros(loads.shape, dtype=np.float64)
+    masses[order[:active]] = top * (c * (top * total - squares) + 2) / (2 * total)
+    return masses
+
+
 def _worst_cases(layout: _Layout, alpha: float, beta: float) -> tuple[float, float]:
     """``(max sum_j n Var_j, max_j n Var_j)`` over the simplex (module docstring).
 
     The total is ``d beta_out / g^2 + sum_m (c L_m Theta_m - Theta_m^2 / L_m)``, maximised over the
-    block masses by water-filling: ``Theta_m = L_m max(0, c L_m - lam) / 2`` with ``sum Theta_m = 1``.
+    block masses by water-filling (:func:`_block_masses`).
     """
     s, b = layout.half, layout.width
     g = s * (alpha - beta)
@@ -99,18 +118,7 @@ def _worst_cases(layout: _Layout, alpha: float, beta: float) -> tuple[float, flo
     inside, outside = s * (alpha + beta), b * beta
     c = (inside - outside) / g ** 2
     loads = layout.loads.astype(np.float64)
-
-    def mass(lam):
-        return loads * np.maximum(0.0, c * loads - lam) / 2
-
-    high = c * loads.max()
-    low = high - 2.0
-    while mass(low).sum() < 1:
-        low -= 2 * (high - low)
-    for _ in range(100):
-        middle = (low + high) / 2
-        low, high = (middle, high) if mass(middle).sum() > 1 else (low, middle)
-    theta_block = mass(high) / mass(high).sum()
+    theta_block = _block_masses(layout.loads, c)
     total = loads.sum() * outside / g ** 2 + float(np.sum(c * loads * theta_block - theta_block ** 2 / loads))
     if layout.load >= 2:  # all mass on another category of the block: Theta = 1, theta_j = 0
         single = inside / g ** 2

@@ -14,14 +14,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from ldpest_multinomial.hadamard import fwht
-from ldpest_multinomial.hashing import MERSENNE_31, is_prime
 from rng_helpers import ScriptedWords
 from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
 from ldpest.privacy.exact import WORD, keep_threshold, ratio_within
 from ldpest.testing import check_estimator, check_mechanism
+from ldpest_multinomial.hadamard import _block_masses, fwht
+from ldpest_multinomial.hashing import MERSENNE_31, is_prime
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 36.7, 44.0, 50.0, 709.0, 710.0, 1e5]
 SMALL = [  # (name, d, params): channels small enough to enumerate
@@ -114,6 +114,37 @@ def test_hadamard_transform_matches_the_matrix():
     matrix = 1 - 2 * (np.bitwise_count(rows[:, None] & rows[None, :]) & 1).astype(np.int64)
     values = np.random.default_rng(0).integers(-50, 50, (3, 16))
     np.testing.assert_array_equal(fwht(values), values @ matrix.T)
+
+
+@pytest.mark.parametrize("loads,c", [([1, 1, 1], 0.7), ([3, 3, 2], 0.05), ([4, 2, 1, 1], 1.3), ([5], 2.0),
+                                     ([2, 1], 4.3e15), ([3, 3, 2], 5.9e15), ([7, 1, 1], 1e300)])
+def test_hadamard_worst_case_block_masses_are_the_water_filling_optimum(loads, c):
+    """Theta maximises sum_m (c L_m Theta_m - Theta_m^2 / L_m) on the simplex: KKT holds exactly, at
+    an epsilon near 0 too (c ~ 1 / epsilon^2, where a bisection used to give 0 / 0)."""
+    loads = np.array(loads)
+    theta = _block_masses(loads, c)
+    assert np.all(np.isfinite(theta)) and np.all(theta >= 0) and math.isclose(theta.sum(), 1.0, rel_tol=1e-12)
+    active = theta > 0
+    # the gradient c L_m - 2 Theta_m / L_m is one value lam on the active blocks and at most lam elsewhere;
+    # exact in rationals: with S1, S2 the integer sums of the active loads, c L_m - lam = (c (L_m S1 - S2) + 2) / S1
+    s1, s2 = int(loads[active].sum()), int((loads[active] ** 2).sum())
+    for load, mass in zip(loads, theta, strict=True):
+        slack = c * (int(load) * s1 - s2) + 2
+        if mass > 0:
+            assert math.isclose(mass, load * slack / (2 * s1), rel_tol=1e-12)
+        else:
+            assert slack <= 0
+    if c < 100:  # and an independent optimiser agrees where it can resolve the objective
+        from scipy.optimize import minimize
+
+        def objective(t):
+            return -float(np.sum(c * loads * t - t ** 2 / loads))
+
+        found = minimize(objective, np.full(len(loads), 1 / len(loads)), method="SLSQP",
+                         bounds=[(0, 1)] * len(loads), constraints={"type": "eq", "fun": lambda t: t.sum() - 1},
+                         options={"ftol": 1e-14, "maxiter": 500})
+        assert -objective(theta) >= -found.fun - 1e-9
+        np.testing.assert_allclose(theta, found.x, atol=1e-5)
 
 
 def test_hadamard_sets_are_half_rows_that_meet_in_quarters():
@@ -309,8 +340,9 @@ def test_hash_buckets_are_exact_at_every_boundary(g, prime):
 def test_both_subset_samplers_draw_the_channel(floyd, d, omega, monkeypatch):
     """Floyd's algorithm and the sorted keys each sample the enumerated channel (chi-square over
     every subset, two inputs, p > 1e-6 at a fixed seed)."""
-    import ldpest_multinomial.subset as subset
     from scipy import stats as scipy_stats
+
+    import ldpest_multinomial.subset as subset
 
     monkeypatch.setattr(subset, "_floyd_is_cheaper", lambda d, omega: floyd)
     mech = make("subset-selection", d, 0.8, subset_size=omega)
