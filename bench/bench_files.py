@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import ldpest
-from ldpest.io import ReportWriter
+from ldpest.io.writers import ReportWriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_frequency import best_time as best  # noqa: E402
@@ -41,7 +41,7 @@ def write_files(folder: Path, n: int, formats: list[str]) -> dict:
         path = folder / f"reports.{fmt}"
         if fmt == "zarr":
             values = np.concatenate([rng.integers(0, 4, min(block, n - s)) for s in range(0, n, block)])
-            ldpest.Reports._wrap(values, mech, rng="external").to_zarr(path)
+            ldpest.Reports.trusted(values, mech, rng="external").to_zarr(path)
         else:
             with ReportWriter(path, mech, "external") as writer:
                 for start in range(0, n, block):
@@ -56,7 +56,7 @@ def plain_dask(fmt: str, path: Path) -> np.ndarray:
     import dask.dataframe as dd
 
     if fmt in ("nc", "zarr"):
-        from ldpest._xarray import xr
+        from ldpest.util.xarray import xr
 
         engine = "netcdf4" if fmt == "nc" else "zarr"
         options = {} if fmt == "nc" else {"consolidated": False}

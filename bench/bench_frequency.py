@@ -96,9 +96,12 @@ def main(argv=None) -> dict:
     for group in args.rows:
         for mechanism, d in ROWS[group]:
             data = np.random.default_rng(1).integers(0, d, args.n)
-            ours = best_time(lambda: ldpest_run(mechanism, data, d, args.epsilon, np.random.default_rng(2)), args.repeat)
-            base = best_time(lambda: numpy_baseline(mechanism, data, d, args.epsilon, np.random.default_rng(2)), args.repeat)
-            row = {"mechanism": mechanism, "d": d, "n": args.n, "ldpest": ours, "numpy": base, "ldpest_over_numpy": ours / base}
+            ours = best_time(lambda: ldpest_run(mechanism, data, d, args.epsilon, np.random.default_rng(2)),
+                             args.repeat)
+            base = best_time(lambda: numpy_baseline(mechanism, data, d, args.epsilon, np.random.default_rng(2)),
+                             args.repeat)
+            row = {"mechanism": mechanism, "d": d, "n": args.n, "ldpest": ours, "numpy": base,
+                   "ldpest_over_numpy": ours / base}
             for peer in ("pure-ldp", "multi-freq-ldpy"):
                 seconds = None
                 if not args.no_peers:

@@ -25,9 +25,14 @@ import ldpest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_frequency import best_time as best  # noqa: E402
-from bench_oracles import (numpy_hadamard_response, numpy_hadamard_response_estimate,  # noqa: E402
-                           numpy_local_hashing, numpy_local_hashing_estimate, numpy_subset_selection,
-                           numpy_subset_selection_estimate)
+from bench_oracles import (  # noqa: E402
+    numpy_hadamard_response,
+    numpy_hadamard_response_estimate,
+    numpy_local_hashing,
+    numpy_local_hashing_estimate,
+    numpy_subset_selection,
+    numpy_subset_selection_estimate,
+)
 
 D, K, EPSILON = 20, 16, 1.0
 
@@ -128,7 +133,7 @@ def cases():
     """(mechanism, parameters, ldpest estimator, data maker, numpy privatise, numpy estimate)."""
     codes = lambda n, rng: rng.integers(0, D, n)  # noqa: E731
     points = lambda n, rng: rng.beta(2, 5, n)  # noqa: E731
-    categories = dict(categories=list(range(D)))
+    categories = {"categories": list(range(D))}
     return [
         ("randomized-response", categories, None, codes, rr, rr_estimate),
         ("unary-randomized-response", categories, None, codes, unary, unary_estimate),
@@ -140,10 +145,10 @@ def cases():
         ("hadamard-response", categories, None, codes,
          lambda c, rng: numpy_hadamard_response(c, D, EPSILON, rng, 1),
          lambda r: numpy_hadamard_response_estimate(r, D, EPSILON)),
-        ("laplace-histogram", dict(low=[0], high=[1], bins=D), "histogram-mean", points, histogram, mean_estimate),
-        ("laplace-series", dict(basis="trigonometric", k=K), None, points, laplace_series, moments_estimate),
-        ("linf-sampling", dict(basis="trigonometric", k=K), None, points, linf, signs_estimate),
-        ("linf-sampling", dict(basis="walsh", k=WALSH_K), None, points, lambda x, rng: linf(x, rng, walsh, 1.0),
+        ("laplace-histogram", {"low": [0], "high": [1], "bins": D}, "histogram-mean", points, histogram, mean_estimate),
+        ("laplace-series", {"basis": "trigonometric", "k": K}, None, points, laplace_series, moments_estimate),
+        ("linf-sampling", {"basis": "trigonometric", "k": K}, None, points, linf, signs_estimate),
+        ("linf-sampling", {"basis": "walsh", "k": WALSH_K}, None, points, lambda x, rng: linf(x, rng, walsh, 1.0),
          signs_estimate),
     ]
 
@@ -181,7 +186,8 @@ def memory_rows(sizes, only):
             ldpest.estimate(reports, estimator)
             _, estimate_peak = traced_peak(lambda: ldpest.estimate(reports, estimator))
             size = np.asarray(reports.values).nbytes
-            print(f"{label(name, params):<38}{n:>9.0e}{str(np.asarray(reports.values).dtype):>14}{size / 2 ** 20:>13.1f}"
+            dtype = str(np.asarray(reports.values).dtype)
+            print(f"{label(name, params):<38}{n:>9.0e}{dtype:>14}{size / 2 ** 20:>13.1f}"
                   f"{privatise_peak / size:>15.2f}x{estimate_peak / size:>14.2f}x{estimate_peak / 2 ** 20:>14.1f}",
                   flush=True)
 

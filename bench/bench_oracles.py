@@ -159,9 +159,10 @@ def run_row(name, d, n, epsilon, repeat, with_peers):
     reports = mech.privatize(data, rng=np.random.default_rng(2))
     estimator = ldpest.estimator("frequency")
     row["n"] = size
-    row["ldpest_privatize"] = best_time(lambda: mech.privatize(data, rng=np.random.default_rng(2)), repeat) * MILLION / size
+    privatize_time = best_time(lambda: mech.privatize(data, rng=np.random.default_rng(2)), repeat)
+    row["ldpest_privatize"] = privatize_time * MILLION / size
     row["ldpest_estimate"] = best_time(lambda: estimator.estimate(reports), repeat) * MILLION / size
-    del reports
+    reports = None  # free the memory before the numpy baseline
 
     size = work_size(name, d, n, "numpy")
     data = data[:size]
@@ -173,9 +174,10 @@ def run_row(name, d, n, epsilon, repeat, with_peers):
     }[name]
     base = make(data, d, epsilon, np.random.default_rng(2))
     row["numpy_n"] = size
-    row["numpy_privatize"] = best_time(lambda: make(data, d, epsilon, np.random.default_rng(2)), repeat) * MILLION / size
+    row["numpy_privatize"] = best_time(lambda: make(data, d, epsilon, np.random.default_rng(2)),
+                                       repeat) * MILLION / size
     row["numpy_estimate"] = best_time(lambda: estimate(base, d, epsilon), repeat) * MILLION / size
-    del base
+    base = None
     for peer in ("pure-ldp", "multi-freq-ldpy"):
         row[peer] = None
         if with_peers and peer in PEERS[name]:

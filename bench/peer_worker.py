@@ -19,7 +19,8 @@ warnings.filterwarnings("ignore")
 
 def pure_ldp(mechanism, data, d, epsilon):
     if mechanism == "randomized-response":
-        from pure_ldp.frequency_oracles.direct_encoding import DEClient as Client, DEServer as Server
+        from pure_ldp.frequency_oracles.direct_encoding import DEClient as Client
+        from pure_ldp.frequency_oracles.direct_encoding import DEServer as Server
     elif mechanism == "unary-encoding":
         from pure_ldp.frequency_oracles.unary_encoding import UEClient, UEServer
 
@@ -48,9 +49,15 @@ def pure_ldp(mechanism, data, d, epsilon):
 
 def multi_freq_ldpy(mechanism, data, d, epsilon):
     if mechanism == "randomized-response":
-        from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Aggregator_MI as aggregate, GRR_Client as client
+        from multi_freq_ldpy.pure_frequency_oracles.GRR import (
+            GRR_Aggregator_MI as aggregate,
+        )
+        from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Client as client
     elif mechanism == "unary-encoding":
-        from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI, UE_Client
+        from multi_freq_ldpy.pure_frequency_oracles.UE import (
+            UE_Aggregator_MI,
+            UE_Client,
+        )
 
         def client(value, d, eps):
             return UE_Client(value, d, eps, False)
@@ -58,7 +65,8 @@ def multi_freq_ldpy(mechanism, data, d, epsilon):
         def aggregate(reports, d, eps):
             return UE_Aggregator_MI(reports, eps, False)
     elif mechanism == "laplace":  # summation histogram encoding (SHE)
-        from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Aggregator_MI, HE_Client as client
+        from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Aggregator_MI
+        from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Client as client
 
         def aggregate(reports, d, eps):
             return HE_Aggregator_MI(reports, d, eps, use_thresh=False)
@@ -88,7 +96,10 @@ def pure_ldp_split(mechanism, data, d, epsilon):
         client = LHClient(epsilon, d, use_olh=True, index_mapper=identity)
         server = LHServer(epsilon, d, use_olh=True, index_mapper=identity)
     elif mechanism == "hadamard-response":
-        from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
+        from pure_ldp.frequency_oracles.hadamard_response import (
+            HadamardResponseClient,
+            HadamardResponseServer,
+        )
 
         server = HadamardResponseServer(epsilon, d, index_mapper=identity)
         client = HadamardResponseClient(epsilon, d, server.get_hash_funcs(), index_mapper=identity)
@@ -105,12 +116,18 @@ def pure_ldp_split(mechanism, data, d, epsilon):
 
 def multi_freq_ldpy_split(mechanism, data, d, epsilon):
     if mechanism == "local-hashing":
-        from multi_freq_ldpy.pure_frequency_oracles.LH import LH_Aggregator_MI, LH_Client
+        from multi_freq_ldpy.pure_frequency_oracles.LH import (
+            LH_Aggregator_MI,
+            LH_Client,
+        )
 
         privatise = lambda v: LH_Client(v, d, epsilon, True)  # noqa: E731
         estimate = lambda reports: LH_Aggregator_MI(reports, d, epsilon, True)  # noqa: E731
     elif mechanism == "subset-selection":
-        from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Aggregator_MI, SS_Client
+        from multi_freq_ldpy.pure_frequency_oracles.SS import (
+            SS_Aggregator_MI,
+            SS_Client,
+        )
 
         privatise = lambda v: SS_Client(v, d, epsilon)  # noqa: E731
         estimate = lambda reports: SS_Aggregator_MI(np.array(reports), d, epsilon)  # noqa: E731

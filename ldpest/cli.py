@@ -13,9 +13,9 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import List, Optional
 
-os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: rich costs 0.1 s at every start (TYPER_USE_RICH=1 restores it)
+# plain click help: rich costs 0.1 s at every start (TYPER_USE_RICH=1 restores it)
+os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # noqa: E402
 
 from .util.errors import LdpestError  # noqa: E402
@@ -111,7 +111,7 @@ def _check_level(level: float) -> None:
         _fail(f"--level must be between 0 and 1 (e.g. 0.95), got {level:g}")
 
 
-def _check_picture(path: Optional[Path]) -> None:
+def _check_picture(path: Path | None) -> None:
     if path is not None and path.suffix.lower() not in (".png", ".pdf"):
         _fail(f"{path}: draw pictures to .png or .pdf")
 
@@ -129,7 +129,9 @@ def _summary(result, level: float) -> str:
     return f"{head}\n{text}{more}"
 
 
-MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, laplace, local-hashing, subset-selection, hadamard-response, auto (frequencies); laplace-histogram; linf-sampling, laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
+MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, laplace, local-hashing, "
+                  "subset-selection, hadamard-response, auto (frequencies); laplace-histogram; linf-sampling, "
+                  "laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
 PROJECTION_HELP = ("frequency: simplex (default), none; histogram: positive (default), simplex, none; "
@@ -147,7 +149,7 @@ CodesOpt = typer.Option("labels", "--codes",
 @app.command("plugins")
 @handles_errors
 def plugins_command(
-    name: Optional[str] = typer.Argument(None, help="A plugin's name: show its parameters and an example."),
+    name: str | None = typer.Argument(None, help="A plugin's name: show its parameters and an example."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """List the registered mechanisms, estimators and bases, or describe one.
@@ -164,7 +166,8 @@ def plugins_command(
     if as_json:
         typer.echo(json.dumps({"plugins": rows, "failed": failures}, indent=1))
         return
-    widths = {key: max(len(key), *(len(str(r[key])) for r in rows)) for key in ("name", "kind", "family", "origin", "version")}
+    widths = {key: max(len(key), *(len(str(r[key])) for r in rows))
+              for key in ("name", "kind", "family", "origin", "version")}
     typer.echo("  ".join(k.ljust(w) for k, w in widths.items()))
     for row in rows:
         typer.echo("  ".join(str(row[k]).ljust(w) for k, w in widths.items()))
@@ -211,13 +214,14 @@ def _describe_plugin(name: str, as_json: bool) -> None:
 @handles_errors
 def privatize_command(
     data: Path = typer.Argument(..., help="Raw data: CSV (with a header row, or --no-header) or Parquet."),
-    output: Path = typer.Option(..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata)."),
+    output: Path = typer.Option(
+        ..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata)."),
     mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
-    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
-    column: Optional[List[str]] = ColumnOpt,
-    param: Optional[List[str]] = ParamOpt,
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
+    epsilon: float | None = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
+    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels."),
+    column: list[str] | None = ColumnOpt,
+    param: list[str] | None = ParamOpt,
+    seed: int | None = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
     header: bool = HeaderOpt,
     codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
@@ -247,26 +251,27 @@ def privatize_command(
 @app.command("estimate")
 @handles_errors
 def estimate_command(
-    reports: Path = typer.Argument(..., help="Reports: .nc, .zarr, .csv or .parquet (or raw data, CSV or Parquet, with --raw)."),
-    column: Optional[List[str]] = ColumnOpt,
-    mechanism: Optional[str] = typer.Option(None, "--mechanism", "-m",
+    reports: Path = typer.Argument(
+        ..., help="Reports: .nc, .zarr, .csv or .parquet (or raw data, CSV or Parquet, with --raw)."),
+    column: list[str] | None = ColumnOpt,
+    mechanism: str | None = typer.Option(None, "--mechanism", "-m",
                                             help="For CSV reports without a spec line, or --raw. " + MECHANISM_HELP),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
-    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels."),
-    param: Optional[List[str]] = ParamOpt,
-    estimator: Optional[str] = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
-    projection: Optional[str] = typer.Option(None, "--projection", help=PROJECTION_HELP),
-    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param", help="Estimator key=value."),
+    epsilon: float | None = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
+    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels."),
+    param: list[str] | None = ParamOpt,
+    estimator: str | None = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
+    projection: str | None = typer.Option(None, "--projection", help=PROJECTION_HELP),
+    estimator_param: list[str] | None = typer.Option(None, "--estimator-param", help="Estimator key=value."),
     raw: bool = typer.Option(False, "--raw", help="Input is raw data: privatise it locally first (studies)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed for --raw."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed for --raw."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     header: bool = HeaderOpt,
     codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
-    block_bytes: Optional[int] = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
-    scheduler: Optional[str] = typer.Option(
+    block_bytes: int | None = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
+    scheduler: str | None = typer.Option(
         None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
         "or threads, processes, synchronous."),
 ):
@@ -283,7 +288,8 @@ def estimate_command(
     pipeline.check_csv_options(reports, header, codes)
     mech = None
     if mechanism is not None or raw:
-        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column, raw_data=reports if raw else None,
+        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column,
+                                        raw_data=reports if raw else None,
                                         header=header)
     elif epsilon is not None or categories is not None or param:
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
@@ -296,7 +302,10 @@ def estimate_command(
             scheduler=scheduler, header=header, codes=codes,
         )
     result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
-    shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default) if as_json else _summary(result, level)
+    if as_json:
+        shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default)
+    else:
+        shown = _summary(result, level)
     if output is not None:
         result_files.write_result(result, output)
         sidecar = f" and {result_files.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
@@ -311,21 +320,22 @@ def simulate_command(
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
     n: str = typer.Option(..., "--n", help="Comma-separated sample sizes, e.g. 1e3,1e6,1e9."),
     reps: int = typer.Option(20, "--reps", help="Repetitions per (epsilon, n)."),
-    categories: Optional[str] = typer.Option(None, "--categories", help="Comma-separated labels (frequency oracles)."),
-    theta: Optional[str] = typer.Option(None, "--theta", help="True frequencies (default: uniform)."),
-    truth: Optional[List[str]] = typer.Option(None, "--truth", help="True density, e.g. 'beta(2,2)' (one per dim)."),
-    param: Optional[List[str]] = ParamOpt,
-    estimator: Optional[str] = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
-    estimator_param: Optional[List[str]] = typer.Option(None, "--estimator-param", help="Estimator key=value."),
+    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels (frequency oracles)."),
+    theta: str | None = typer.Option(None, "--theta", help="True frequencies (default: uniform)."),
+    truth: list[str] | None = typer.Option(None, "--truth", help="True density, e.g. 'beta(2,2)' (one per dim)."),
+    param: list[str] | None = ParamOpt,
+    estimator: str | None = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
+    estimator_param: list[str] | None = typer.Option(None, "--estimator-param", help="Estimator key=value."),
     seed: int = typer.Option(0, "--seed", help="Seed of the study's random numbers."),
     output: Path = typer.Option(..., "--output", "-o", help="Study result: .nc or .json."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw a log-log plot (.png or .pdf)."),
+    plot: Path | None = typer.Option(None, "--plot", help="Also draw a log-log plot (.png or .pdf)."),
 ):
     """Error against n and epsilon for a mechanism/estimator pair (exact aggregate simulation where one exists).
 
     \b
     Example:
-      ldpest simulate -m randomized-response --categories 'a,b,c' -e '0.5,1,2' --n '1e3,1e6' -o study.nc --plot study.png
+      ldpest simulate -m randomized-response --categories 'a,b,c' -e '0.5,1,2' --n '1e3,1e6' -o study.nc \
+        --plot study.png
     """
     import numpy as np
 
@@ -357,12 +367,12 @@ def plan_command(
     d: int = typer.Option(..., "--d", "-d", help="Number of categories."),
     mechanism: str = typer.Option("all", "--mechanism", "-m",
                                   help="A frequency oracle, 'auto' (the chooser's pick) or 'all' (compare them)."),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Privacy level (or solve for it)."),
-    n: Optional[float] = typer.Option(None, "--n", help="Number of reports (or solve for it), e.g. 1e6."),
-    stderr: Optional[float] = typer.Option(
+    epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Privacy level (or solve for it)."),
+    n: float | None = typer.Option(None, "--n", help="Number of reports (or solve for it), e.g. 1e6."),
+    stderr: float | None = typer.Option(
         None, "--stderr", help="Target worst-case standard error of one category's frequency (or solve for it)."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the table as JSON here."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Also write the table as JSON here."),
 ):
     """Accuracy of the frequency oracles: give two of --epsilon, --n, --stderr and get the third.
 
@@ -420,7 +430,7 @@ def plot_command(
     typer.echo(f"wrote {output}", err=True)
 
 
-def main(argv: Optional[List[str]] = None):  # the console script
+def main(argv: list[str] | None = None):  # the console script
     """Run the CLI; ``--debug`` may also follow the subcommand."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in argv[1:]:  # typer reads the app's own options only before the subcommand

@@ -87,7 +87,8 @@ def draw_result(result: xr.Dataset, level: float = 0.95):
     if len(dims) == 1 and name == "probability":
         labels = [str(v) for v in result[dims[0]].values]
         ax.bar(labels, with_ci[name].values, color="#4878a8", label=f"{name} ({projection} projection)")
-        ax.errorbar(labels, centre.values, yerr=[(centre - with_ci["lower"]).values, (with_ci["upper"] - centre).values],
+        whiskers = [(centre - with_ci["lower"]).values, (with_ci["upper"] - centre).values]
+        ax.errorbar(labels, centre.values, yerr=whiskers,
                     fmt="o", color="black", ms=3, capsize=4, label=band_label)
         ax.set_ylabel("probability")
         ax.set_xlabel(dims[0])

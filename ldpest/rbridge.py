@@ -219,7 +219,7 @@ def r_to_python(obj, *, whole_numbers_as_int: bool = False):
         values = [r_to_python(v, whole_numbers_as_int=whole_numbers_as_int) for v in obj]
         names = obj.names
         if names is not ro.NULL and not isinstance(names, NULLType) and all(str(n) for n in names):
-            return {str(n): v for n, v in zip(names, values)}
+            return {str(n): v for n, v in zip(names, values, strict=True)}
         return values
     levels = _attribute(obj, "levels")
     if levels is not None:  # a factor: categorical labels without one Python string per element
@@ -259,7 +259,7 @@ def r_to_dataarray(obj) -> xr.DataArray:
     if dimnames is not None:
         names = list(dimnames.names) if dimnames.names is not _ro().NULL else dims
         dims = [str(n) if str(n) else dims[i] for i, n in enumerate(names)]
-        for dim, labels in zip(dims, dimnames):
+        for dim, labels in zip(dims, dimnames, strict=True):
             labels = list(labels)
             try:
                 coords[dim] = np.asarray([float(v) for v in labels])

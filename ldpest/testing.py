@@ -52,9 +52,9 @@ import math
 import pstats
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -170,14 +170,14 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
 
     def rejects_bad_epsilon():
         for bad in (0.0, -1.0, float("nan"), float("inf")):
-            _expect_error(ParameterError, f"epsilon={bad!r}", lambda: _rebuild(mechanism, epsilon=bad))
+            _expect_error(ParameterError, f"epsilon={bad!r}", lambda bad=bad: _rebuild(mechanism, epsilon=bad))
 
     def rejects_bad_data():
         sample = data[:3]
         nan_data = np.array(sample, dtype=object)
         nan_data[1] = float("nan") if nan_data.ndim == 1 else np.full(nan_data.shape[1:], float("nan"))
         for label, bad in (("NaN data", nan_data), ("empty data", sample[:0])):
-            _expect_error(DataError, label, lambda: mechanism.privatize(_as_numeric_if_possible(bad),
+            _expect_error(DataError, label, lambda bad=bad: mechanism.privatize(_as_numeric_if_possible(bad),
                                                                         rng=np.random.default_rng(seed)))
 
     def exact_privacy():
@@ -220,7 +220,10 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         if back.spec != reports.spec or not np.array_equal(back.values, reports.values):
             _fail("reports changed in a NetCDF round trip")
 
-    privacy = ("exact_privacy", exact_privacy) if _has_channel(mechanism) else ("distribution_privacy", distribution_privacy)
+    if _has_channel(mechanism):
+        privacy = ("exact_privacy", exact_privacy)
+    else:
+        privacy = ("distribution_privacy", distribution_privacy)
     named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
              ("rejects_bad_data", rejects_bad_data), privacy, ("vectorised", vectorised),
              ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
@@ -417,7 +420,8 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         ratio = empirical[informative] / variances[informative]
         tolerance = Z * math.sqrt(2 / (reps - 1)) + 2.0 / len(data)
         if np.any(np.abs(ratio - 1) > tolerance):
-            _fail(f"stderr is not calibrated: empirical variance / stderr^2 ranges {ratio.min():.3f}..{ratio.max():.3f}, "
+            _fail("stderr is not calibrated: empirical variance / stderr^2 ranges "
+                  f"{ratio.min():.3f}..{ratio.max():.3f}, "
                   f"outside 1 +- {tolerance:.3f}")
 
     def streaming_equals_one_shot():
@@ -437,7 +441,8 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         result = estimator.estimate(privatized(_cycle(data, 500), np.random.default_rng(seed)))
         if not isinstance(result, xr.Dataset):
             _fail(f"estimate returned {type(result).__name__}, not an xarray.Dataset")
-        missing = {"mechanism", "estimator", "epsilon", "n", "projection", "mechanism_spec", "ldpest_version"} - set(result.attrs)
+        required = {"mechanism", "estimator", "epsilon", "n", "projection", "mechanism_spec", "ldpest_version"}
+        missing = required - set(result.attrs)
         if missing:
             _fail(f"result attrs lack {sorted(missing)}")
         variable = result.attrs.get("estimate_variable")

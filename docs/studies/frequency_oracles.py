@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import ldpest
-from ldpest.planning import choose_mechanism, frequency_oracle_names
+from ldpest.engine.planning import choose_mechanism, frequency_oracle_names
 
 DOCS = Path(__file__).resolve().parents[1]
 COLOURS = {"randomized-response": "C0", "unary-randomized-response": "C1", "laplace": "C2",
@@ -53,9 +53,9 @@ def mse_figure(path: Path, dims, epsilons, measured_epsilons, n, reps, rng):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [name for name in frequency_oracle_names()]
+    names = list(frequency_oracle_names())
     fig, axes = plt.subplots(1, len(dims), figsize=(4.2 * len(dims), 4), sharey=False)
-    for ax, d in zip(np.atleast_1d(axes), dims):
+    for ax, d in zip(np.atleast_1d(axes), dims, strict=True):
         for name in names:
             ax.plot(epsilons, theoretical(name, d, epsilons), color=COLOURS.get(name), label=name)
             if d <= 1000:

@@ -76,7 +76,7 @@ class TruncatedGaussian:
         ordered, cumulative = self._sorted_cells(k)
         c = estimate.reshape(-1)
         m = ordered.shape[1]
-        j = np.array([np.searchsorted(row, value) for row, value in zip(ordered, c)])
+        j = np.array([np.searchsorted(row, value) for row, value in zip(ordered, c, strict=True)])
         below = np.where(j > 0, cumulative[np.arange(c.size), np.maximum(j - 1, 0)], 0.0)
         total = cumulative[:, -1]
         return float(np.sum(c * j - below + (total - below) - c * (m - j)) * self.cell_area)
@@ -158,7 +158,8 @@ def figure2(truth: TruncatedGaussian, n: int, rng, path: Path, title: str) -> No
                 density = classical_histogram(np.bincount(cells, minlength=k * k), n, k)
             else:
                 reports = mechanism(epsilon, k).privatize(points, rng=rng)
-                density = ldpest.estimate(reports, ldpest.estimator("histogram-cdf", projection="positive"))["density"].values
+                positive = ldpest.estimator("histogram-cdf", projection="positive")
+                density = ldpest.estimate(reports, positive)["density"].values
             edges = np.linspace(-1, 1, k + 1)
             mesh = axes[row, col].pcolormesh(edges, edges, density.T, cmap="viridis", vmin=0)
             fig.colorbar(mesh, ax=axes[row, col], shrink=0.8)
@@ -186,7 +187,7 @@ def run(reps: int, fast_reps: int, n: int, seed: int, out: Path) -> str:
             for k in GRIDS:
                 direct = direct_errors(truth, epsilon, k, n, reps, rng).mean(axis=0)
                 fast = fast_errors(truth, epsilon, k, n, fast_reps, rng).mean(axis=0)
-                cells = " | ".join(f"{d:.3f} ({f:.3f})" for d, f in zip(direct, fast))
+                cells = " | ".join(f"{d:.3f} ({f:.3f})" for d, f in zip(direct, fast, strict=True))
                 order = "all equal" if np.isinf(epsilon) else \
                     f"{'yes' if order_holds(direct) else 'no'} / {'yes' if order_holds(fast) else 'no'}"
                 lines.append(f"| {'inf' if np.isinf(epsilon) else epsilon} | {k} | {cells} | {order} |")

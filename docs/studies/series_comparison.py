@@ -39,7 +39,7 @@ def sample(n, rng):
 
 def coefficients(k):
     basis = ldpest.basis("trigonometric")
-    return np.array([integrate.quad(lambda t: density(t) * basis.evaluate([t], k)[0, j], 0, 1, points=[0.5],
+    return np.array([integrate.quad(lambda t, j=j: density(t) * basis.evaluate([t], k)[0, j], 0, 1, points=[0.5],
                                     limit=400)[0] for j in range(k)])
 
 
@@ -54,7 +54,7 @@ def exact_mise(name, n, epsilon=1.0, k=None):
         variance = np.sum(mech.scale ** 2 - theta[1:] ** 2) / n
     else:
         basis = mech.basis
-        phi2 = np.array([integrate.quad(lambda t: density(t) * basis.evaluate([t], mech.k)[0, j] ** 2, 0, 1,
+        phi2 = np.array([integrate.quad(lambda t, j=j: density(t) * basis.evaluate([t], mech.k)[0, j] ** 2, 0, 1,
                                         points=[0.5], limit=400)[0] for j in range(mech.k)])
         variance = np.sum((phi2 - theta ** 2 + mech.noise.variance)[1:]) / n
     return variance + tail
@@ -71,7 +71,8 @@ def monte_carlo_mise(name, n, reps, rng, epsilon=1.0):
     theta = coefficients(mech.k)
     tail = INTEGRAL_F2 - np.sum(theta ** 2)
     est = ldpest.estimator("series", grid=4)
-    ise = [np.sum((est.estimate(mech.privatize(sample(int(n), rng), rng=rng))["coefficient"].values - theta) ** 2) + tail
+    ise = [np.sum((est.estimate(mech.privatize(sample(int(n), rng), rng=rng))["coefficient"].values - theta) ** 2)
+           + tail
            for _ in range(reps)]
     return float(np.mean(ise)), float(np.std(ise, ddof=1) / np.sqrt(reps))
 
@@ -92,7 +93,7 @@ def main(argv=None):
     grid = np.linspace(0, 1, 400)
     left.plot(grid, density(grid), color="black", lw=2, label="true density")
     x = sample(10 ** 5, rng)
-    for name, colour in zip(MECHANISMS, ("#1f77b4", "#d62728")):
+    for name, colour in zip(MECHANISMS, ("#1f77b4", "#d62728"), strict=True):
         result = ldpest.estimator("series", grid=grid.tolist()).estimate(mechanism(name, 0, k=9).privatize(x, rng=rng))
         left.plot(grid, result["density"], color=colour, label=f"{name} (k = 9)")
         left.fill_between(grid, result["density"] - 2 * result["stderr"], result["density"] + 2 * result["stderr"],
@@ -101,11 +102,12 @@ def main(argv=None):
     left.set_xlabel("x")
     left.legend(fontsize=8)
 
-    lines = ["| n | linf MISE (MC) | linf exact | Laplace MISE (MC) | Laplace exact | ratio |", "|---|---|---|---|---|---|"]
+    lines = ["| n | linf MISE (MC) | linf exact | Laplace MISE (MC) | Laplace exact | ratio |",
+             "|---|---|---|---|---|---|"]
     mc_ns = np.array([10 ** 3, 10 ** 4, 10 ** 5])
     curve_ns = np.logspace(3, 10, 15)
     slopes = {}
-    for name, colour in zip(MECHANISMS, ("#1f77b4", "#d62728")):
+    for name, colour in zip(MECHANISMS, ("#1f77b4", "#d62728"), strict=True):
         curve = [exact_mise(name, n) for n in curve_ns]
         slopes[name] = np.polyfit(np.log(curve_ns[-6:]), np.log(curve[-6:]), 1)[0]
         right.loglog(curve_ns, curve, color=colour, label=f"{name}: exact (slope {slopes[name]:.3f} for n > 10^7)")
@@ -130,7 +132,8 @@ def main(argv=None):
         fixed.append(f"| {k} | {a:.4f} | {b:.4f} | {b / a:.1f} |")
     text = "\n".join(["Monte Carlo and exact MISE, epsilon = 1, k auto (beta = 1):", "", *lines, "",
                       "Exact MISE at n = 10^5, epsilon = 1, fixed k (the Laplace penalty grows with k):", "", *fixed,
-                      "", f"Slopes of the exact MISE for n in [10^7, 10^10]: linf-sampling {slopes['linf-sampling']:.3f}, "
+                      "",
+                      f"Slopes of the exact MISE for n in [10^7, 10^10]: linf-sampling {slopes['linf-sampling']:.3f}, "
                       f"laplace-series {slopes['laplace-series']:.3f}."])
     (DOCS / "series-study-results.md").write_text(text + "\n")
     print(text)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import abc
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 import numpy as np
 
@@ -169,14 +170,18 @@ class Mechanism(_Configurable, abc.ABC):
         ``rng``: a numpy Generator (simulation), an int seed, ``"secure"`` for
         the OS's CSPRNG (production), or None (fresh OS-seeded numpy generator).
         """
-        from .reports import Reports
-
         encoded = self.encode_data(data)
         if len(encoded) == 0:
             raise DataError("data is empty: at least one record is needed")
+        return self.privatize_encoded(encoded, rng)
+
+    def privatize_encoded(self, encoded: np.ndarray, rng):
+        """Privatise records that :meth:`encode_data` has already validated (a reader encodes a
+        whole block of a file, then privatises it in parts); ``rng`` as in :meth:`privatize`."""
+        from .reports import Reports
+
         generator, kind = resolve_rng(rng)
-        values = self._privatize(encoded, generator)
-        return Reports._wrap(values, self, rng=kind)
+        return Reports.trusted(self._privatize(encoded, generator), self, rng=kind)
 
     # -- server side ---------------------------------------------------------
     @abc.abstractmethod
@@ -337,12 +342,16 @@ class Estimator(_Configurable, abc.ABC):
         """Sufficient statistics of :class:`ldpest.Reports`: lazy reports (``read_reports(path,
         chunks=...)``) block by block in order, each block read and validated once (memory: one
         block); ``ldpest.estimate`` maps the blocks on dask instead."""
-        mechanism = reports.mechanism
-        self.check_accepts(mechanism)
         if reports.lazy:
             return sum(self.aggregate(block) for block in reports.blocks())
-        arrays = self._aggregate(mechanism, reports.values)
-        return SufficientStats(self.statistics_spec_json, reports.spec_json, reports.n, arrays)
+        return self.aggregate_values(reports.mechanism, reports.values)
+
+    def aggregate_values(self, mechanism: Mechanism, values: np.ndarray) -> SufficientStats:
+        """Sufficient statistics of stored report values of ``mechanism``, already validated (a
+        block that a reader or a dask task holds)."""
+        self.check_accepts(mechanism)
+        arrays = self._aggregate(mechanism, values)
+        return SufficientStats(self.statistics_spec_json, mechanism.spec_json, int(np.shape(values)[0]), arrays)
 
     def finalize(self, stats: SufficientStats):
         """The labelled result (``xarray.Dataset``) from total statistics."""

@@ -119,7 +119,7 @@ class Registry:
             self._fail(name, origin, f"registration failed: {type(exc).__name__}: {exc}")
             return
         seen: dict[tuple[str, str], PluginInfo] = {}
-        for kind, cls, info in staged:
+        for kind, _, info in staged:
             other = self._classes[kind].get(info.name, (None, None))[1] or seen.get((kind, info.name))
             if other is not None:
                 self._manager.unregister(name=name)
@@ -136,7 +136,8 @@ class Registry:
 
         def register(cls):
             if not (isinstance(cls, type) and getattr(cls, "plugin_kind", None) == kind):
-                raise PluginError(f"plugin {plugin!r}: {cls!r} registered as a {kind} is not a {base} subclass (ldpest.{base})")
+                raise PluginError(f"plugin {plugin!r}: {cls!r} registered as a {kind} is not a {base} subclass "
+                                  f"(ldpest.{base})")
             if not isinstance(getattr(cls, "name", None), str) or not cls.name:
                 raise PluginError(f"plugin {plugin!r}: {cls.__name__} has no name")
             info = PluginInfo(cls.name, kind, getattr(cls, "family", ""), origin, version, plugin)
@@ -201,7 +202,7 @@ def plugin_errors() -> list[PluginFailure]:
     return list(get_registry().failures)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _signature(cls: type) -> inspect.Signature | None:
     """The first constructor along the MRO that names its parameters (``**params`` forwards)."""
     for klass in cls.__mro__:

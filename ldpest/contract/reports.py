@@ -34,7 +34,10 @@ class Reports:
         self._spec_json = canonical_json(spec_of(data.attrs))
 
     @classmethod
-    def _wrap(cls, values: np.ndarray, mechanism, rng: str) -> "Reports":
+    def trusted(cls, values: np.ndarray, mechanism, rng: str = "external") -> Reports:
+        """Reports of ``mechanism`` whose ``values`` are already in stored form and valid: made by
+        its sampler, or read and checked by a reader (:meth:`from_array` validates reports
+        collected elsewhere).  ``rng`` names the kind of generator that made them."""
         spec = mechanism.spec_json
         data = xr.DataArray(
             values,
@@ -53,7 +56,7 @@ class Reports:
         return reports
 
     @classmethod
-    def from_array(cls, values, mechanism, codes: str = "labels") -> "Reports":
+    def from_array(cls, values, mechanism, codes: str = "labels") -> Reports:
         """Wrap reports collected elsewhere, validated against ``mechanism``.
 
         ``codes="0-based"`` (or ``"1-based"``) reads single-category reports as positions in
@@ -66,7 +69,7 @@ class Reports:
                 raise DataError(f"codes name categories, but {mechanism.name!r} reports are not single categories")
             values = labels_from_codes(values, mechanism.categories, codes)
         encoded = mechanism.encode_reports(values)
-        return cls._wrap(encoded, mechanism, rng="external")
+        return cls.trusted(encoded, mechanism, rng="external")
 
     # -- views ---------------------------------------------------------------
     @property
@@ -102,7 +105,7 @@ class Reports:
     def epsilon(self) -> float:
         return self.mechanism.epsilon
 
-    def __getitem__(self, index) -> "Reports":
+    def __getitem__(self, index) -> Reports:
         if not isinstance(index, slice):
             raise TypeError("Reports can be sliced along 'report' only (reports[a:b])")
         part = Reports(self._data.isel(report=index), _spec_json=self._spec_json)
@@ -131,7 +134,7 @@ class Reports:
                 checked = mechanism.check_encoded_reports(block)
             except DataError as exc:
                 raise DataError(exc.message, row=None if exc.row is None else start + exc.row) from None
-            yield Reports._wrap(checked, mechanism, rng=rng)
+            yield Reports.trusted(checked, mechanism, rng=rng)
             start += size
 
     def chunks(self, size: int):

@@ -56,7 +56,7 @@ LONG_NAMES = {  # CF-style descriptions of every variable a result may hold
 def density_units(ds: xr.Dataset, name: str) -> tuple[str, str | None]:
     """A density is per unit of its axes: "... per unit of age x income", and CF units such as
     ``1/(year kg)`` when every axis coordinate states its ``units``."""
-    axes = [dim for dim in ds[name].dims]
+    axes = list(ds[name].dims)
     long_name = f"estimated probability density per unit of {' x '.join(axes)}"
     units = [ds.variables[dim].attrs.get("units") if dim in ds.coords else None for dim in axes]
     if not axes or any(unit is None for unit in units):
@@ -99,7 +99,7 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
         data_vars["count"] = (parts.dims, np.asarray(parts.count, dtype=np.int64))
     if parts.excess_kurtosis is not None:
         data_vars["excess_kurtosis"] = (parts.dims, np.asarray(parts.excess_kurtosis, dtype=np.float64))
-    coords = {dim: values for dim, values in parts.coords.items()}
+    coords = dict(parts.coords.items())
     for dim, edges in parts.bounds.items():
         data_vars[f"{dim}_bounds"] = ((dim, "bounds"), np.asarray(edges, dtype=np.float64))
     ds = xr.Dataset(data_vars, coords=coords)
@@ -114,8 +114,8 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
     if parts.count is not None:
         offset, gap, scale = parts.count_map
         ds.variables["count"].attrs.update({
-            "description": f"binomial count behind the estimate: unprojected = (count / n - count_offset) / "
-                           f"count_gap * count_scale; exact (Clopper-Pearson) intervals use it"})
+            "description": "binomial count behind the estimate: unprojected = (count / n - count_offset) / "
+                           "count_gap * count_scale; exact (Clopper-Pearson) intervals use it"})
         ds.attrs.update({"count_offset": float(offset), "count_gap": float(gap), "count_scale": float(scale)})
     if parts.excess_kurtosis is not None:
         ds.variables["excess_kurtosis"].attrs["description"] = (

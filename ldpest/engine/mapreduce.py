@@ -46,9 +46,7 @@ def _estimator_of(spec_json: str):
 
 def _aggregate_block(values, mechanism_spec: str, estimator_spec: str) -> SufficientStats:
     mechanism, estimator = mechanism_from_spec_json(mechanism_spec), _estimator_of(estimator_spec)
-    checked = mechanism.check_encoded_reports(np.asarray(values))
-    arrays = estimator._aggregate(mechanism, checked)
-    return SufficientStats(estimator.statistics_spec_json, mechanism_spec, int(checked.shape[0]), arrays)
+    return estimator.aggregate_values(mechanism, mechanism.check_encoded_reports(np.asarray(values)))
 
 
 def _aggregate_part(source, index: int, estimator_spec: str) -> SufficientStats:
@@ -56,9 +54,7 @@ def _aggregate_part(source, index: int, estimator_spec: str) -> SufficientStats:
     read is fused with the map step, so every part is read once, by the task that uses it."""
     mechanism, estimator = source.mechanism, _estimator_of(estimator_spec)
     first = source.first_rows[index] if source.first_rows is not None else None
-    values = read_part(source, index, first)
-    arrays = estimator._aggregate(mechanism, values)
-    return SufficientStats(estimator.statistics_spec_json, source.mechanism_spec, int(values.shape[0]), arrays)
+    return estimator.aggregate_values(mechanism, read_part(source, index, first))
 
 
 def _add(*parts):
@@ -82,7 +78,7 @@ def aggregate_dask(estimator, reports, fan_in: int = 8) -> SufficientStats:
 
     values = reports.data.data
     if values.ndim > 1:
-        values = values.rechunk({axis: -1 for axis in range(1, values.ndim)})  # whole reports per block
+        values = values.rechunk(dict.fromkeys(range(1, values.ndim), -1))  # whole reports per block
     blocks = values.to_delayed().ravel().tolist()
     return _tree_sum([delayed(_aggregate_block)(block, reports.spec_json, estimator.spec_json) for block in blocks],
                      fan_in)
@@ -123,7 +119,7 @@ def reports_from_dataframe(frame, mechanism, columns: list[str] | None = None):
     sample = encode(frame.head(1, npartitions=-1))
     lengths = frame.map_partitions(len).compute()
     pieces = [da.from_delayed(delayed(encode)(part), shape=(int(length),) + sample.shape[1:], dtype=sample.dtype)
-              for part, length in zip(frame.to_delayed(), lengths) if length]
+              for part, length in zip(frame.to_delayed(), lengths, strict=True) if length]
     if not pieces:
         raise DataError("the data frame holds no rows")
     data = xr.DataArray(da.concatenate(pieces), dims=mechanism.report_dims, name="reports",

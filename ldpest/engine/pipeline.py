@@ -14,7 +14,6 @@ from pathlib import Path
 from ..contract.base import Estimator, Mechanism
 from ..contract.registry import estimator as make_estimator
 from ..contract.registry import get_registry, parameters_of
-from ..contract.reports import Reports
 from ..io.layout import column_kind, decoding, table_mechanism_and_columns
 from ..io.sources import open_reports
 from ..io.tables import CsvSource, located, open_source
@@ -132,15 +131,14 @@ def privatize_stream(path, mechanism: Mechanism | None, columns: list[str] | Non
     ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
     source = open_source(path, header=header)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=True)
-    generator, kind_of_rng = resolve_rng(rng)
+    generator = resolve_rng(rng)[0]  # one generator for every block
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
     rows = _raw_rows_per_block(mechanism)
     encode = decoding(mechanism.encode_data, mechanism, codes, "data")
     for offset, values in source.chunks(columns, column_kind(mechanism, True, codes), progress=progress, **options):
         encoded = located(source, offset, encode, values)
         for start in range(0, len(encoded), rows):  # wide reports: bound the block by its reports' size
-            yield Reports._wrap(mechanism._privatize(encoded[start:start + rows], generator), mechanism,
-                                rng=kind_of_rng)
+            yield mechanism.privatize_encoded(encoded[start:start + rows], generator)
 
 
 RAW_BLOCK_BYTES = 1 << 26  # reports privatised at once by --raw and privatize (64 MB of float64)

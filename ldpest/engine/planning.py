@@ -17,7 +17,7 @@ takes part:
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..contract.base import FrequencyOracle, Mechanism
 from ..contract.registry import get_registry
@@ -123,7 +123,10 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
     rows = []
     for name in names:
         eps = check_epsilon(epsilon) if epsilon is not None else _epsilon_for(name, categories, n, stderr)
-        built = choose_mechanism(epsilon=eps, categories=categories) if name == "auto" else _build(name, eps, categories)
+        if name == "auto":
+            built = choose_mechanism(epsilon=eps, categories=categories)
+        else:
+            built = _build(name, eps, categories)
         if built is None:
             continue
         size = n if n is not None else math.ceil(built.worst_case_category_variance() / stderr ** 2)
@@ -136,6 +139,6 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
         raise ParameterError(f"no frequency oracle accepts epsilon={epsilon}")
     table = pd.DataFrame(rows)
     picks = {eps: choose_mechanism(epsilon=eps, categories=categories).name for eps in set(table["epsilon"])}
-    table["auto"] = [picks[eps] == name for eps, name in zip(table["epsilon"], table["mechanism"])]
+    table["auto"] = [picks[eps] == name for eps, name in zip(table["epsilon"], table["mechanism"], strict=True)]
     solved = "epsilon" if epsilon is None else "n" if n is None else "stderr"
     return table.sort_values([solved, "rmse"], kind="stable").reset_index(drop=True)

@@ -114,7 +114,7 @@ def _series_truth(mech, dists):
     mass = dist.cdf(1) - dist.cdf(0)
     pdf = lambda t: dist.pdf(t) / mass  # noqa: E731  (truncated to [0, 1])
     basis = mech.basis
-    theta = np.array([integrate.quad(lambda t: pdf(t) * basis.evaluate([t], mech.k)[0, j], 0, 1, limit=400)[0]
+    theta = np.array([integrate.quad(lambda t, j=j: pdf(t) * basis.evaluate([t], mech.k)[0, j], 0, 1, limit=400)[0]
                       for j in range(mech.k)])
     integral_f2 = integrate.quad(lambda t: pdf(t) ** 2, 0, 1, limit=400)[0]
     return theta, max(0.0, integral_f2 - float(np.sum(theta ** 2)))

@@ -25,7 +25,7 @@ def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None
     for index in range(len(source)):
         values = read_part(source, index, first)
         first += len(values)
-        stats = estimator.aggregate(Reports._wrap(values, mechanism, rng=source.rng or "external"))
+        stats = estimator.aggregate(Reports.trusted(values, mechanism, rng=source.rng or "external"))
         total = stats if total is None else total + stats
         if progress is not None:
             progress(source.bytes_through(index))

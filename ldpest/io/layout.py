@@ -5,7 +5,7 @@ how category codes are decoded (docs/other-libraries.md), and whether a seeded g
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 from ..contract.base import Mechanism
 from ..contract.registry import mechanism_from_spec

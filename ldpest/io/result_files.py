@@ -19,7 +19,8 @@ def check_result_format(path: Path) -> str:
     """The suffix of a result file's path; a ParameterError naming the formats when it is none of them."""
     suffix = path.suffix.lower()
     if suffix not in RESULT_FORMATS:
-        raise ParameterError(f"{path}: unknown output format {suffix or '(none)'}; use one of {', '.join(RESULT_FORMATS)}")
+        raise ParameterError(f"{path}: unknown output format {suffix or '(none)'}; "
+                             f"use one of {', '.join(RESULT_FORMATS)}")
     return suffix
 
 

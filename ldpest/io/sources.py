@@ -67,7 +67,7 @@ class ReportFile:
         if not self.parts:
             raise DataError(f"{self.path}: the file holds no reports")
         values = np.concatenate([read_part(self, index) for index in range(len(self))])
-        return Reports._wrap(values, self.mechanism, rng=self.rng or "external")
+        return Reports.trusted(values, self.mechanism, rng=self.rng or "external")
 
     def __repr__(self) -> str:
         return f"<ldpest.ReportFile {self.path} ({self.format}, {len(self)} parts) mechanism={self.mechanism_spec}>"
@@ -111,7 +111,7 @@ def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, head
     source = open_source(path, header=header)
     warn_if_seeded(path, source.rng)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=False)
-    table = dict(rng=source.rng, columns=tuple(columns), kind=column_kind(mechanism, False, codes), codes=codes)
+    table = {"rng": source.rng, "columns": tuple(columns), "kind": column_kind(mechanism, False, codes), "codes": codes}
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 

@@ -9,9 +9,9 @@ report file holds the same in its schema's metadata.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,7 @@ class CsvSource:
     has_header: bool = True
 
     @classmethod
-    def open(cls, path, header: bool = True) -> "CsvSource":
+    def open(cls, path, header: bool = True) -> CsvSource:
         """Open ``path``; without a ``header`` row its columns are named by position, "1", "2", ..."""
         path = Path(path)
         if not path.is_file():
@@ -186,7 +186,7 @@ class ParquetSource:
     rng: str | None = None
 
     @classmethod
-    def open(cls, path) -> "ParquetSource":
+    def open(cls, path) -> ParquetSource:
         import pyarrow.parquet as pq
 
         path = Path(path)

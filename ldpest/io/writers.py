@@ -40,7 +40,7 @@ class ReportWriter:
             raise ParameterError(f"{self.path}: write reports to {', '.join(REPORT_FORMATS)}")
         self.n = 0
 
-    def __enter__(self) -> "ReportWriter":
+    def __enter__(self) -> ReportWriter:
         self._atomic = atomic_path(self.path)
         tmp = self._atomic.__enter__()
         if self.suffix == ".csv":
@@ -96,12 +96,12 @@ class ReportWriter:
             flat = values.reshape(len(values), len(columns))
             arrays = [pa.array(flat[:, j]) for j in range(len(columns))]
         metadata = {PARQUET_SPEC_KEY: mechanism.spec_json.encode(), PARQUET_RNG_KEY: self.rng.encode()}
-        return pa.table(dict(zip(columns, arrays))).replace_schema_metadata(metadata)
+        return pa.table(dict(zip(columns, arrays, strict=True))).replace_schema_metadata(metadata)
 
     def _create_variable(self, values: np.ndarray):
         dims = self.mechanism.report_dims
         self._handle.createDimension(dims[0], None)
-        for name, size in zip(dims[1:], values.shape[1:]):
+        for name, size in zip(dims[1:], values.shape[1:], strict=True):
             self._handle.createDimension(name, size)
         variable = self._handle.createVariable("reports", values.dtype, dims)
         variable.setncatts({"mechanism": self.mechanism.name, SPEC_ATTR: self.mechanism.spec_json,

@@ -42,7 +42,7 @@ class AliasTable:
         return TOTAL_BITS - self.bits
 
     @classmethod
-    def build(cls, weights: list[int], bits: int) -> "AliasTable":
+    def build(cls, weights: list[int], bits: int) -> AliasTable:
         """Table for integer ``weights`` (at most ``2^bits`` of them) summing to exactly 2^63."""
         size = 1 << bits
         if len(weights) > size:

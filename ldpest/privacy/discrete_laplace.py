@@ -90,7 +90,7 @@ def _geometric_weights(log_ratio: float, count: int, tail: bool) -> list[int]:
 
 
 @functools.lru_cache(maxsize=64)
-def discrete_laplace_law(steps_per_unit_loss: float) -> "DiscreteLaplaceLaw":
+def discrete_laplace_law(steps_per_unit_loss: float) -> DiscreteLaplaceLaw:
     """The tables for a per-step budget ``1 / steps_per_unit_loss`` (cached: building costs ~10-100 ms)."""
     return DiscreteLaplaceLaw(steps_per_unit_loss)
 
@@ -312,7 +312,7 @@ class DiscreteLaplaceLaw:
         total = carry * (with_carry + extra)
         digits = np.arange(carry, dtype=np.int64)
         flat_total = total.reshape(-1)
-        for i, (a, b) in enumerate(zip(no_carry.reshape(-1), with_carry.reshape(-1))):
+        for i, (a, b) in enumerate(zip(no_carry.reshape(-1), with_carry.reshape(-1), strict=True)):
             if a:
                 flat_total[i] += rng.multinomial(a, body[1:] / body[1:].sum()) @ digits[1:]
             if b:

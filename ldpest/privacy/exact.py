@@ -21,9 +21,9 @@ exactness (the example plugin ``ldpest-oue`` uses them):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 

@@ -44,12 +44,12 @@ class ExactSum:
         self.shape = tuple(shape)
 
     @classmethod
-    def zeros(cls, shape: tuple[int, ...]) -> "ExactSum":
+    def zeros(cls, shape: tuple[int, ...]) -> ExactSum:
         size = int(np.prod(shape, dtype=np.int64))
         return cls(np.array([0] * size, dtype=object), 0, shape)
 
     @classmethod
-    def of(cls, values, step: float | None = None) -> "ExactSum":
+    def of(cls, values, step: float | None = None) -> ExactSum:
         """Exact sum over axis 0 of ``values`` (shape ``(n, *shape)``).
 
         ``step``: a power of two that the values are expected to be multiples
@@ -75,7 +75,7 @@ class ExactSum:
         return total
 
     @classmethod
-    def _of_lattice(cls, values: np.ndarray, step: float) -> "ExactSum | None":
+    def _of_lattice(cls, values: np.ndarray, step: float) -> ExactSum | None:
         """Sum in units of ``step`` (a power of two), block by block; None if off the lattice.
 
         Every value is checked to be ``u * step`` with ``u`` an integer below 2^32 in magnitude;
@@ -95,13 +95,13 @@ class ExactSum:
         return cls(total, exponent - 1, values.shape[1:])
 
     @classmethod
-    def gram(cls, values, step: float | None = None) -> "ExactSum":
+    def gram(cls, values, step: float | None = None) -> ExactSum:
         """Exact ``sum_i outer(v_i, v_i)`` over the rows of ``values`` (shape ``(n, k)``), as an
         ExactSum of shape ``(k * k,)`` (row-major), equal to the exact sum of the products."""
         return cls.sums_and_gram(values, step)[1]
 
     @classmethod
-    def sums_and_gram(cls, values, step: float | None = None) -> tuple["ExactSum", "ExactSum"]:
+    def sums_and_gram(cls, values, step: float | None = None) -> tuple[ExactSum, ExactSum]:
         """Exact column sums and exact ``sum_i outer(v_i, v_i)`` (shape ``(k * k,)``) in one pass.
 
         On a lattice of ``step`` (a power of two) with units below 2^31, each block of rows
@@ -152,7 +152,7 @@ class ExactSum:
         return cls(sums, exponent - 1, (k,)), cls(gram, 2 * (exponent - 1), (k * k,))
 
     @classmethod
-    def _of_block(cls, block: np.ndarray, shape) -> "ExactSum":
+    def _of_block(cls, block: np.ndarray, shape) -> ExactSum:
         mantissa, exponent = np.frexp(block)
         integer = (mantissa * float(1 << 53)).astype(np.int64)  # exact: |integer| < 2**53
         exponent = exponent.astype(np.int64) - 53
@@ -171,7 +171,7 @@ class ExactSum:
             numerators = numerators + part * (1 << int(shift))
         return cls(numerators, emin, shape)
 
-    def __add__(self, other: "ExactSum") -> "ExactSum":
+    def __add__(self, other: ExactSum) -> ExactSum:
         if not isinstance(other, ExactSum):
             return NotImplemented
         if self.shape != other.shape:

@@ -40,16 +40,16 @@ class CubicPartition:
 
     # -- construction -----------------------------------------------------------
     @classmethod
-    def box(cls, low, high, bins) -> "CubicPartition":
+    def box(cls, low, high, bins) -> CubicPartition:
         low = np.asarray(low, dtype=np.float64)
         high = np.asarray(high, dtype=np.float64)
         bins = np.asarray(bins, dtype=np.int64)
         _check_grid_size(bins)
         return cls(low, (high - low) / bins, tuple(int(b) for b in bins), None, True,
-                   tuple(_box_edges(a, b, k) for a, b, k in zip(low, high, bins)))
+                   tuple(_box_edges(a, b, k) for a, b, k in zip(low, high, bins, strict=True)))
 
     @classmethod
-    def ball(cls, radius: float, h: float, d: int, center=None) -> "CubicPartition":
+    def ball(cls, radius: float, h: float, d: int, center=None) -> CubicPartition:
         center = np.zeros(d) if center is None else np.asarray(center, dtype=np.float64)
         first = np.floor((center - radius) / h).astype(np.int64)
         last = np.floor((center + radius) / h).astype(np.int64)  # inclusive

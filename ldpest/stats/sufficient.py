@@ -8,8 +8,8 @@ of the union of the chunks, exactly: counts are integers and float sums are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -26,7 +26,7 @@ class SufficientStats:
     n: int
     arrays: Mapping[str, object] = field(default_factory=dict)
 
-    def __add__(self, other: "SufficientStats") -> "SufficientStats":
+    def __add__(self, other: SufficientStats) -> SufficientStats:
         if not isinstance(other, SufficientStats):
             return NotImplemented
         if other.mechanism_spec != self.mechanism_spec:

@@ -4,7 +4,8 @@ every report file (DESIGN.md, "The plugin contract")."""
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import DataError
 

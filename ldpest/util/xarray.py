@@ -49,13 +49,13 @@ def _defer_dask_collection_check() -> None:
     except ImportError:  # pragma: no cover
         return
     original = getattr(utils, "is_dask_collection", None)
-    if original is None or getattr(original, "_ldpest_deferred", False):
+    if original is None or getattr(original, "ldpest_deferred", False):
         return
 
     def is_dask_collection(x) -> bool:
         return "dask" in sys.modules and original(x)
 
-    is_dask_collection._ldpest_deferred = True
+    is_dask_collection.ldpest_deferred = True
     utils.is_dask_collection = is_dask_collection
 
 

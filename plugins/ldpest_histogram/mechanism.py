@@ -71,7 +71,7 @@ class LaplaceHistogram(Mechanism):
             low, high = _sequence("low", low), _sequence("high", high)
             if len(low) != len(high):
                 raise ParameterError(f"low and high must have the same length, got {len(low)} and {len(high)}")
-            if any(a >= b for a, b in zip(low, high)):
+            if any(a >= b for a, b in zip(low, high, strict=True)):
                 raise ParameterError(f"every low must be below its high, got low={low}, high={high}")
             dim = len(low)
             counts = self._resolve_bins(bins, dim, epsilon, expected_n, low, high)

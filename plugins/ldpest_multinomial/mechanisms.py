@@ -230,7 +230,8 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     def channel(self, max_categories: int = 12) -> Channel:
         if self.d > max_categories:
-            raise ParameterError(f"the exact channel has 2^{self.d} outputs; enumerate it only for d <= {max_categories}")
+            raise ParameterError(f"the exact channel has 2^{self.d} outputs; "
+                                 f"enumerate it only for d <= {max_categories}")
         outputs = np.array(list(itertools.product((0, 1), repeat=self.d)), dtype=np.uint8)
         onehot = np.eye(self.d, dtype=np.uint8)
         agree = (outputs[None, :, :] == onehot[:, None, :]).sum(axis=2)

@@ -199,7 +199,8 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     def channel(self, max_categories: int = 12) -> Channel:
         """Every set of ``omega`` categories, with the implemented probabilities as fractions."""
         if self.d > max_categories:
-            raise ParameterError(f"the channel has C({self.d}, {self._omega}) outputs; enumerate it for d <= {max_categories}")
+            raise ParameterError(f"the channel has C({self.d}, {self._omega}) outputs; "
+                                 f"enumerate it for d <= {max_categories}")
         outputs = np.zeros((math.comb(self.d, self._omega), self.d), dtype=np.uint8)
         for row, subset in enumerate(itertools.combinations(range(self.d), self._omega)):
             outputs[row, list(subset)] = 1

@@ -88,7 +88,8 @@ def smallest_covariance_eigenvalue(k: int, epsilon: float) -> float:
 def closed_form_scale(k: int, epsilon: float, b0: float) -> float:
     """``B = B0 (kappa C_k - 1{k even})`` for the ideal design (MATH-DERIVATIONS.md, boxed formula)."""
     kappa = 1.0 / math.tanh(epsilon / 2)
-    log_c = (k - 1) * math.log(2) - (math.lgamma(k) - math.lgamma(math.ceil(k / 2)) - math.lgamma(k - math.ceil(k / 2) + 1))
+    half = math.ceil(k / 2)
+    log_c = (k - 1) * math.log(2) - (math.lgamma(k) - math.lgamma(half) - math.lgamma(k - half + 1))
     return b0 * (kappa * math.exp(log_c) - (1.0 if k % 2 == 0 else 0.0))
 
 

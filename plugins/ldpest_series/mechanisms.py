@@ -109,7 +109,8 @@ class LinfSampling(SeriesMechanism):
     @staticmethod
     def auto_k(n, epsilon, beta, radius, b0):
         kappa = 1.0 / math.tanh(epsilon / 2)
-        return max(1, math.ceil((2 * beta * radius ** 2 * n / (math.pi * b0 ** 2 * kappa ** 2)) ** (1 / (2 * beta + 2))))
+        effective = 2 * beta * radius ** 2 * n / (math.pi * b0 ** 2 * kappa ** 2)
+        return max(1, math.ceil(effective ** (1 / (2 * beta + 2))))
 
     @property
     def scale(self) -> float:
@@ -132,7 +133,8 @@ class LinfSampling(SeriesMechanism):
         for unit in (1.0, self._scale):
             if np.all(np.isclose(np.abs(values), unit, rtol=1e-9, atol=0)):
                 return np.sign(values).astype(np.int8)
-        bad = ~(np.isclose(np.abs(values), 1.0, rtol=1e-9, atol=0) | np.isclose(np.abs(values), self._scale, rtol=1e-9, atol=0))
+        size = np.abs(values)
+        bad = ~(np.isclose(size, 1.0, rtol=1e-9, atol=0) | np.isclose(size, self._scale, rtol=1e-9, atol=0))
         row = np.argwhere(bad)[0][0] if bad.any() else None
         raise DataError(f"reports of {self.name!r} must all be +-1 (signs) or all +-B = +-{self._scale:.12g}", row=row)
 

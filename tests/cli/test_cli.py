@@ -46,7 +46,8 @@ def test_plugins_table_and_json():
     for name in ("randomized-response", "laplace-histogram", "linf-sampling", "trigonometric", "frequency"):
         assert name in table.stdout
     rows = json.loads(run("plugins", "--json").stdout)["plugins"]
-    assert {"name": "walsh", "kind": "basis", "family": "series"}.items() <= next(r for r in rows if r["name"] == "walsh").items()
+    walsh = next(r for r in rows if r["name"] == "walsh")
+    assert {"name": "walsh", "kind": "basis", "family": "series"}.items() <= walsh.items()
 
 
 def test_estimate_bundled_survey_matches_the_python_api(tmp_path, survey_args):
@@ -111,7 +112,8 @@ def test_privatize_defaults_to_the_secure_generator(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("x\na\nb\n")
     out = tmp_path / "r.nc"
-    assert run("privatize", data, "-c", "x", "-m", "randomized-response", "-e", "1", "--categories", "a,b", "-o", out).exit_code == 0
+    made = run("privatize", data, "-c", "x", "-m", "randomized-response", "-e", "1", "--categories", "a,b", "-o", out)
+    assert made.exit_code == 0
     assert ldpest.read_reports(out).data.attrs["rng"] == "secure"
 
 
@@ -249,8 +251,8 @@ def test_unknown_output_format_is_refused_before_any_work(survey_args, tmp_path)
 # --- as a subprocess -----------------------------------------------------------
 def test_subprocess_success_and_clean_failure(tmp_path, survey_args):
     env = {**os.environ, "COLUMNS": "200"}
-    ok = subprocess.run([LDPEST, "estimate", str(EXAMPLE), "-c", "transport", *survey_args, "-o", str(tmp_path / "r.nc")],
-                        capture_output=True, text=True, env=env)
+    ok = subprocess.run([LDPEST, "estimate", str(EXAMPLE), "-c", "transport", *survey_args,
+                         "-o", str(tmp_path / "r.nc")], capture_output=True, text=True, env=env)
     assert ok.returncode == 0 and "walk" in ok.stdout and (tmp_path / "r.nc").exists()
     bad = subprocess.run([LDPEST, "estimate", str(EXAMPLE), "-c", "nope", *survey_args],
                          capture_output=True, text=True, env=env)

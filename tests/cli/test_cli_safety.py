@@ -214,8 +214,8 @@ def test_raw_auto_sizes_are_tuned_for_the_rows_of_the_file(tmp_path):
     data = tmp_path / "points.csv"
     rng = np.random.default_rng(0)
     data.write_text("a,b\n" + "\n".join(f"{x},{y}" for x, y in rng.uniform(size=(5000, 2)) * [5.5, 20000]) + "\n")
-    result = run("estimate", data, "--raw", "-c", "a", "-c", "b", "-m", "laplace-histogram", "-e", "1", "-p", "low=[0,0]",
-                 "-p", "high=[5.5,20000]", "-p", "bins=\"auto\"", "--seed", "1", "--json")
+    result = run("estimate", data, "--raw", "-c", "a", "-c", "b", "-m", "laplace-histogram", "-e", "1",
+                 "-p", "low=[0,0]", "-p", "high=[5.5,20000]", "-p", "bins=\"auto\"", "--seed", "1", "--json")
     assert result.exit_code == 0, result.output
     spec = json.loads(json.loads(result.stdout)["attrs"]["mechanism_spec"])
     assert spec["expected_n"] == 5000 and spec["bins"] == "auto"
@@ -229,7 +229,8 @@ def test_start_up_loads_no_heavy_library():
     import subprocess
     import sys
 
-    probe = ("import sys, ldpest; print([m for m in ('xarray', 'pandas', 'scipy', 'dask', 'numpy') if m in sys.modules]);"
+    probe = ("import sys, ldpest; "
+             "print([m for m in ('xarray', 'pandas', 'scipy', 'dask', 'numpy') if m in sys.modules]);"
              " ldpest.Reports; ldpest.io.tables.SPEC_PREFIX; print('xarray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["[]", "True"], out
@@ -347,8 +348,8 @@ def test_raw_blocks_are_bounded_by_the_size_of_their_reports(tmp_path, monkeypat
     from ldpest.engine import pipeline
 
     data = tmp_path / "points.csv"
-    data.write_text("a,b\n" + "\n".join(f"{x:.4f},{y:.4f}" for x, y in np.random.default_rng(0).uniform(size=(40000, 2)))
-                    + "\n")
+    points = np.random.default_rng(0).uniform(size=(40000, 2))
+    data.write_text("a,b\n" + "\n".join(f"{x:.4f},{y:.4f}" for x, y in points) + "\n")
     args = ["estimate", data, "--raw", "-c", "a", "-c", "b", "-m", "laplace-histogram", "-e", "1",
             "-p", "low=[0,0]", "-p", "high=[1,1]", "-p", "bins=40", "--seed", "1"]
     monkeypatch.setattr(pipeline, "RAW_BLOCK_BYTES", 1 << 23)  # 8 MB of reports per block

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ldpest.stats import sufficient as stats
 from ldpest.stats import count_indices
+from ldpest.stats import sufficient as stats
 
 
 @pytest.mark.parametrize("n", [0, 1, 999, stats._PAIR_COUNT_MIN, stats._PAIR_COUNT_MIN + 1, 1_000_003])

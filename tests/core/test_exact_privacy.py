@@ -15,7 +15,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from ldpest_series import linf
 from rng_helpers import ScriptedWords
 
 import ldpest
@@ -23,6 +22,7 @@ from ldpest.privacy.alias import TOTAL_BITS
 from ldpest.privacy.discrete_laplace import DiscreteLaplaceLaw
 from ldpest.privacy.exact import WORD, keep_threshold, ratio_within, smallest_threshold
 from ldpest.privacy.noise import LatticeLaplace
+from ldpest_series import linf
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 36.7, 40.0, 44.0, 50.0, 100.0, 709.0, 710.0, 1e5]
 TOTAL = 1 << TOTAL_BITS
@@ -254,7 +254,8 @@ def test_sampler_draws_the_analysed_law(t):
     draws = law.sample(400_000, np.random.default_rng(int(t)))
     edges = np.unique(np.round(np.linspace(-3 * t, 3 * t, 41)).astype(np.int64))
     # bins (edges[i-1], edges[i]] from the exact pmf; the two tails share the rest (symmetric law)
-    inner = [float(sum(law.pmf(k) for k in range(int(a) + 1, int(b) + 1))) for a, b in zip(edges[:-1], edges[1:])]
+    inner = [float(sum(law.pmf(k) for k in range(int(a) + 1, int(b) + 1)))
+             for a, b in zip(edges[:-1], edges[1:], strict=True)]
     below_first = (1.0 - float(law.pmf(0)) - 2 * float(sum(law.pmf(k) for k in range(1, -int(edges[0]))))) / 2
     first = below_first + float(law.pmf(int(edges[0])))
     probabilities = np.array([first] + inner + [0.0])
@@ -296,7 +297,7 @@ def test_the_all_ones_word_gives_a_report_possible_under_every_input():
     mech = ldpest.mechanism("laplace", epsilon=1.0, categories=["a", "b"])
     report = mech.privatize(["a"], rng=ScriptedWords([WORD - 1, WORD - 1, WORD - 1])).values[0]
     g = mech.noise.step
-    for coordinate, value in enumerate(report):
+    for _coordinate, value in enumerate(report):
         for truth in (0.0, 1.0):
             k = round((value - truth) / g)
             assert (value - truth) / g == k and mech.noise.pmf_steps(k) > 0
@@ -345,7 +346,7 @@ def test_tiny_epsilon_is_refused_or_proven(name, params, epsilon):
     channel = mech.channel()
     assert channel.satisfies(epsilon)
     matrix = np.asarray(channel.matrix)
-    assert all(any(a != b for a, b in zip(matrix[0], row)) for row in matrix[1:])  # inputs distinguishable
+    assert all(any(a != b for a, b in zip(matrix[0], row, strict=True)) for row in matrix[1:])  # inputs distinguishable
 
 
 def test_the_cli_refuses_a_tiny_epsilon(tmp_path):

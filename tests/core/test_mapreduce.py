@@ -96,7 +96,8 @@ def test_cli_scheduler_option_on_the_cluster(cluster, tmp_path):
     runner = CliRunner()
     expected = json.loads(runner.invoke(app, ["estimate", str(tmp_path / "r.nc"), "--json"]).stdout)
     for path in ("r.nc", "r.csv"):
-        result = runner.invoke(app, ["estimate", str(tmp_path / path), "--json", "--scheduler", cluster.scheduler_address])
+        result = runner.invoke(app, ["estimate", str(tmp_path / path), "--json",
+                                     "--scheduler", cluster.scheduler_address])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout) == expected
 

@@ -11,7 +11,7 @@ def test_box_lookup_matches_brute_force_and_closes_the_upper_faces():
     rng = np.random.default_rng(0)
     points = np.vstack([rng.uniform([-0.2, -1.2], [1.2, 1.2], (2000, 2)), [[1, 1], [0, -1], [1, 0.5], [1.0000001, 0]]])
     lower, upper = part.cell_corners()
-    for point, cell in zip(points, part.locate(points)):
+    for point, cell in zip(points, part.locate(points), strict=True):
         last = np.isclose(upper, [1, 1])  # cells on the closed upper faces of the box
         inside = np.all((point >= lower) & ((point < upper) | (last & (point == 1.0))), axis=1)
         assert cell == (np.flatnonzero(inside)[0] if inside.any() else -1)
@@ -37,7 +37,7 @@ def test_ball_cells_are_exactly_the_cubes_meeting_the_ball(d, radius, h):
     points = rng.uniform(-radius - h, radius + h, (3000, d))
     cells = part.locate(points)
     lower, upper = part.cell_corners()
-    for point, cell in zip(points, cells):
+    for point, cell in zip(points, cells, strict=True):
         inside = np.flatnonzero(np.all((point >= lower) & (point < upper), axis=1))
         assert cell == (inside[0] if inside.size else -1)
 
@@ -47,7 +47,8 @@ def _settings():
     rng = np.random.default_rng(7)
     lows = np.concatenate([[0.0, -1.0, 5.5, -1e3], rng.uniform(-100, 100, 16)])
     spans = np.concatenate([[1.0, 100.0, 0.3, 7.7, 20000.0], rng.uniform(0.01, 1000, 15)])
-    return [(float(a), float(a + s), b) for a in lows[:10] for s in spans[:8] for b in (1, 3, 7, 29, 49, 97, 100, 128, 257, 1000)]
+    bins = (1, 3, 7, 29, 49, 97, 100, 128, 257, 1000)
+    return [(float(a), float(a + s), b) for a in lows[:10] for s in spans[:8] for b in bins]
 
 
 def test_every_edge_lands_in_the_cell_its_reported_bounds_hold():

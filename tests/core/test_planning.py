@@ -191,7 +191,7 @@ def test_planner_table_marks_the_auto_choice_and_report_sizes():
     table = plan(d=100, epsilon=1.0, n=10_000)
     assert set(frequency_oracle_names()) == set(table["mechanism"])
     assert table.loc[table["auto"], "mechanism"].tolist() == ["subset-selection"]
-    bits = dict(zip(table["mechanism"], table["report_bits"]))
+    bits = dict(zip(table["mechanism"], table["report_bits"], strict=True))
     assert bits["randomized-response"] == pytest.approx(math.log2(100)) and bits["unary-randomized-response"] == 100
 
 

@@ -33,7 +33,7 @@ def test_simplex_projection_matches_a_generic_solver():
     rng = np.random.default_rng(3)
     for _ in range(20):
         v = rng.normal(size=8)
-        res = minimize(lambda t: ((t - v) ** 2).sum(), np.full(8, 1 / 8), method="SLSQP",
+        res = minimize(lambda t, v=v: ((t - v) ** 2).sum(), np.full(8, 1 / 8), method="SLSQP",
                        bounds=[(0, None)] * 8, constraints={"type": "eq", "fun": lambda t: t.sum() - 1},
                        options={"ftol": 1e-14, "maxiter": 500})
         np.testing.assert_allclose(project_simplex(v), res.x, atol=1e-6)

@@ -45,7 +45,8 @@ def test_unknown_name_lists_the_known_ones():
     assert known == sorted(known) and {"laplace", "randomized-response", "unary-randomized-response"} <= set(known)
 
 
-def test_third_party_distribution_installed_with_pip_is_discovered(installed_example_plugin, monkeypatch, fresh_registry):
+def test_third_party_distribution_installed_with_pip_is_discovered(installed_example_plugin, monkeypatch,
+                                                                    fresh_registry):
     monkeypatch.syspath_prepend(str(installed_example_plugin))
     rows = {p.name: p for p in ldpest.plugins()}
     oue = rows["optimized-unary-encoding"]

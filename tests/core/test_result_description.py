@@ -34,7 +34,8 @@ def test_density_units_follow_the_axes_units(density):
 
 def test_one_axis_and_probabilities():
     mech = ldpest.mechanism("laplace-histogram", epsilon=2.0, low=[0], high=[10], bins=4, names=["hours"])
-    result = ldpest.estimate(mech.privatize(np.random.default_rng(0).uniform(0, 10, 5000), rng=np.random.default_rng(1)))
+    hours = np.random.default_rng(0).uniform(0, 10, 5000)
+    result = ldpest.estimate(mech.privatize(hours, rng=np.random.default_rng(1)))
     result["hours"].attrs["units"] = "h"
     assert describe(result)["density"].attrs["units"] == "1/h"
     rr = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])

@@ -2,6 +2,7 @@
 mapped on dask, every format gives the in-memory estimate bit for bit, each part is read once,
 memory stays one part, and errors name the file's line or row."""
 
+import itertools
 import tracemalloc
 
 import numpy as np
@@ -71,7 +72,7 @@ def test_csv_parts_end_at_line_ends_and_cover_the_data(tmp_path):
     parts = sources._byte_ranges(path, start, 97)
     data = path.read_bytes()
     assert parts[0][0] == start and parts[-1][1] == len(data)
-    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
     assert all(data[stop - 1:stop] == b"\n" for _, stop in parts[:-1])
     assert sum(data[a:b].count(b"\n") for a, b in parts) == 1000
 

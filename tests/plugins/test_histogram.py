@@ -169,7 +169,8 @@ def test_one_dimensional_rate_with_tuned_bins():
 
 
 def test_streaming_equals_one_shot(rng):
-    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 2], bins=[3, 2], names=["age", "income"])
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 2], bins=[3, 2],
+                            names=["age", "income"])
     reports = mech.privatize(rng.uniform([0, 0], [1, 2], (5003, 2)), rng=rng)
     for name in ("histogram-mean", "histogram-cdf"):
         est = ldpest.estimator(name)
@@ -177,7 +178,8 @@ def test_streaming_equals_one_shot(rng):
 
 
 def test_result_schema_names_dims_after_the_inputs(rng):
-    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 2], bins=[3, 2], names=["age", "income"])
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0, 0], high=[1, 2], bins=[3, 2],
+                            names=["age", "income"])
     result = ldpest.estimate(mech.privatize(rng.uniform([0, 0], [1, 2], (2000, 2)), rng=rng))
     assert result["density"].dims == ("age", "income")
     np.testing.assert_allclose(result["age"].values, [1 / 6, 0.5, 5 / 6])

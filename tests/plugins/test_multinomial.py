@@ -46,7 +46,7 @@ def test_debiasing_is_exactly_unbiased_over_the_channel(name, epsilon):
     channel = mech.channel()
     for x in range(4):
         expected = np.zeros(4)
-        for z, weight in zip(channel.outputs, channel.probabilities()[x]):
+        for z, weight in zip(channel.outputs, channel.probabilities()[x], strict=True):
             stats = mech.frequency_statistics(np.asarray([z]))
             theta, _ = mech.frequency_estimate(stats, 1)
             expected += weight * theta

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 import xarray as xr
-from ldpest_series import linf
 from scipy import integrate, stats
 from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
+from ldpest_series import linf
 
 BETA = stats.beta(2, 2)
 
@@ -21,7 +21,7 @@ def coefficients(basis_name, k, density=BETA.pdf):
         edges = np.arange(2 ** bits + 1) / 2 ** bits
         masses = np.diff(BETA.cdf(edges))
         return basis.evaluate((edges[:-1] + edges[1:]) / 2, k).T @ masses
-    return np.array([integrate.quad(lambda t: density(t) * basis.evaluate([t], k)[0, j], 0, 1, limit=200)[0]
+    return np.array([integrate.quad(lambda t, j=j: density(t) * basis.evaluate([t], k)[0, j], 0, 1, limit=200)[0]
                      for j in range(k)])
 
 
@@ -30,7 +30,8 @@ def second_moments(basis_name, k):
     if basis_name == "walsh":
         return np.ones(k)
     basis = ldpest.basis(basis_name)
-    return np.array([integrate.quad(lambda t: BETA.pdf(t) * basis.evaluate([t], k)[0, j] ** 2, 0, 1, limit=200)[0]
+    return np.array([integrate.quad(lambda t, j=j: BETA.pdf(t) * basis.evaluate([t], k)[0, j] ** 2, 0, 1,
+                                    limit=200)[0]
                      for j in range(k)])
 
 
@@ -172,7 +173,8 @@ def test_rate_slope_for_a_smooth_density():
         return np.sum(mech.scale ** 2 - theta[1:] ** 2) / n + tail, theta  # theta_1 = 1 is known: j >= 2
 
     for n in (2000, 20000):
-        mech = ldpest.mechanism("linf-sampling", epsilon=1.0, basis="trigonometric", k="auto", expected_n=n, smoothness=1)
+        mech = ldpest.mechanism("linf-sampling", epsilon=1.0, basis="trigonometric", k="auto", expected_n=n,
+                                smoothness=1)
         mise, theta = exact_mise(mech, n)
         est = ldpest.estimator("series", grid=4)
         reps = 30
@@ -255,7 +257,8 @@ def test_reports_collected_elsewhere_as_plus_minus_b(rng):
 
 def test_auto_k_rules():
     n, a = 10 ** 6, 1.0
-    linf_mech = ldpest.mechanism("linf-sampling", epsilon=a, basis="trigonometric", k="auto", expected_n=n, smoothness=2)
+    linf_mech = ldpest.mechanism("linf-sampling", epsilon=a, basis="trigonometric", k="auto", expected_n=n,
+                                 smoothness=2)
     kappa = 1 / math.tanh(a / 2)
     assert linf_mech.k == math.ceil((2 * 2 * n / (math.pi * 2 * kappa ** 2)) ** (1 / 6))
     lap = ldpest.mechanism("laplace-series", epsilon=a, basis="trigonometric", k="auto", expected_n=n, smoothness=2)
@@ -305,7 +308,8 @@ def test_a_third_party_basis_works_with_both_mechanisms(fresh_registry, rng):
 
     ldpest.register_plugin(Plugin(), name="cosine-basis")
     assert ("cosine", "basis") in {(p.name, p.kind) for p in ldpest.plugins()}
-    theta = np.array([integrate.quad(lambda t: BETA.pdf(t) * Cosine().evaluate([t], 3)[0, j], 0, 1)[0] for j in range(3)])
+    theta = np.array([integrate.quad(lambda t, j=j: BETA.pdf(t) * Cosine().evaluate([t], 3)[0, j], 0, 1)[0]
+                      for j in range(3)])
     for name in ("linf-sampling", "laplace-series"):
         mech = ldpest.mechanism(name, epsilon=2.0, basis="cosine", k=3)
         result = ldpest.estimate(mech.privatize(BETA.rvs(size=20000, random_state=rng), rng=rng))

@@ -45,7 +45,8 @@ def one_threshold(epsilon: float) -> int:
     highest = WORD // 2 - 1  # q < 1/2 = p: the true bit must stay the likelier one
     if not ratio_within(WORD - highest, highest, epsilon):
         raise too_small(epsilon, "optimized-unary-encoding")
-    return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, highest, guess=max(1.0, min(guess, highest)))
+    return smallest_threshold(lambda q: ratio_within(WORD - q, q, epsilon), 1, highest,
+                              guess=max(1.0, min(guess, highest)))
 
 
 class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpest.Mechanism):
