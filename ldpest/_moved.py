@@ -38,10 +38,14 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        return importlib.import_module(MOVED[spec.name])
+        module = importlib.import_module(MOVED[spec.name])
+        spec.loader_state = module.__spec__  # the import system now sets module.__spec__ to the old path's
+        return module
 
     def exec_module(self, module):
-        pass  # the module at the new path is already executed
+        # already executed at its new path; give it back its own spec, so that its relative imports
+        # and importlib.reload keep resolving from the new home
+        module.__spec__ = module.__spec__.loader_state
 
 
 def install() -> None:

@@ -76,6 +76,7 @@ def handles_errors(command):
             return command(*args, **kwargs)
         try:
             with warnings.catch_warnings():  # restores the host's warning display afterwards
+                warnings.simplefilter("default")  # once per command, as one line, whatever the host's filters
                 warnings.showwarning = _one_line_warning
                 return command(*args, **kwargs)
         except typer.Exit:

@@ -17,23 +17,44 @@ from ldpest import (
 from ldpest.stats.projection import project_simplex
 from ldpest.util.validation import check_choice
 
-INCONSISTENT_Z = 5.0  # standard errors outside [0, 1] that no distribution explains
+INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
 UNINFORMATIVE_WIDTH = 0.5  # a 95% interval at least this wide says little about a frequency
 
 
-def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float) -> None:
+def _least_consistent(theta, stderr, n: int, model) -> tuple[int, float]:
+    """``(j, p)``: the category least consistent with every distribution, and the chance of an
+    estimate at least that far outside [0, 1] under the closest one.  Counts ``Binomial(n, offset +
+    gap theta_j)`` (``model``) take the exact binomial tail at the nearest end of ``[offset,
+    offset + gap]``; other estimates the normal tail of their distance outside [0, 1]."""
+    if model is not None:
+        from scipy.stats import binom
+
+        counts, offset, gap = model
+        counts = np.asarray(counts, dtype=np.float64)
+        low, high = sorted((offset, offset + gap))
+        tails = np.minimum(binom.sf(counts - 1, n, high), binom.cdf(counts, n, low))
+    else:
+        from scipy.stats import norm
+
+        tails = norm.sf(np.maximum((theta - 1) / stderr, -theta / stderr))
+    worst = int(np.argmin(tails))
+    return worst, float(tails[worst])
+
+
+def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, model=None) -> None:
     """An EstimateWarning when the unprojected estimate is inconsistent with every distribution
-    (some frequency more than 5 standard errors outside [0, 1]: reports made with another epsilon
-    or other categories?), or uninformative (every 95% interval wider than 0.5)."""
-    above, below = (theta - 1) / stderr, -theta / stderr
-    worst = int(np.argmax(np.maximum(above, below)))
-    z = max(above[worst], below[worst])
-    if z > INCONSISTENT_Z:
-        side = "above 1" if above[worst] >= below[worst] else "below 0"
+    (a frequency so far outside [0, 1] that reports of this mechanism give one as far, for any
+    category, with probability below ``INCONSISTENT_P``: reports made with another epsilon or other
+    categories?), or uninformative (every 95% interval wider than 0.5)."""
+    worst, tail = _least_consistent(theta, stderr, n, model)
+    if 2 * len(theta) * tail < INCONSISTENT_P:  # both sides of every category (Bonferroni)
+        above, below = (theta[worst] - 1) / stderr[worst], -theta[worst] / stderr[worst]
+        side = "above 1" if above >= below else "below 0"
         warnings.warn(
             f"the estimate is inconsistent with every distribution: the frequency of {categories[worst]!r} is "
-            f"{theta[worst]:.3g}, {z:.0f} standard errors {side}; were the reports made with epsilon = "
-            f"{epsilon:g} and these categories?", EstimateWarning, stacklevel=2)
+            f"{theta[worst]:.3g}, {max(above, below):.0f} standard errors {side} (probability {tail:.1g} under "
+            f"the closest distribution); were the reports made with epsilon = {epsilon:g} and these categories?",
+            EstimateWarning, stacklevel=2)
     elif np.all(2 * 1.96 * stderr > UNINFORMATIVE_WIDTH):
         warnings.warn(
             f"the estimate is uninformative: every 95% interval is wider than {UNINFORMATIVE_WIDTH} "
@@ -64,10 +85,10 @@ class FrequencyEstimator(Estimator):
 
     def _finalize(self, mechanism, arrays, n):
         theta, stderr = mechanism.frequency_estimate(arrays, n)
-        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon)
+        model = mechanism.count_model(arrays)
+        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
         estimate = project_simplex(theta) if projection == "simplex" else theta
-        model = mechanism.count_model(arrays)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)
         return EstimateParts(
             variable="probability",

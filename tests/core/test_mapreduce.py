@@ -110,6 +110,8 @@ def test_cli_unreachable_scheduler_is_one_clear_line(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "cannot reach the dask scheduler" in result.stderr
 
 
+# reads with chunks unlike the stored ones, on purpose: xarray's warning that this is slower is expected
+@pytest.mark.filterwarnings("ignore:The specified chunks separate the stored chunks:UserWarning")
 def test_zarr_store_lazily_equals_numpy_and_writes_atomically(tmp_path):
     import dask
 

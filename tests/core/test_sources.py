@@ -7,6 +7,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from stats_helpers import small_samples
 
 import ldpest
 from ldpest import DataError, ParameterError
@@ -107,6 +108,7 @@ def test_netcdf_memory_stays_one_part(tmp_path):
     assert peak < reports.values.nbytes / 4, peak
 
 
+@small_samples
 def test_open_reports_refuses_what_it_cannot_read(tmp_path):
     reports = _reports(n=100)
     result = tmp_path / "result.nc"

@@ -256,7 +256,11 @@ def test_csv_and_netcdf_report_files_give_the_same_estimate(name, tmp_path):
         made = runner.invoke(app, ["privatize", str(data), "-c", "answer", "-m", name, "-e", "2",
                                    "--categories", "yes,no,maybe", "-o", str(out), "--seed", "5"])
         assert made.exit_code == 0, made.output
-        reports = _read(out)
+        if suffix == ".csv":
+            with pytest.warns(UserWarning, match="seeded generator"):  # made with --seed
+                reports = _read(out)
+        else:
+            reports = _read(out)
         assert reports.mechanism == ldpest.mechanism(name, epsilon=2.0, categories=["yes", "no", "maybe"])
         estimates.append((reports.values, ldpest.estimate(reports)["unprojected"].values))
     np.testing.assert_array_equal(estimates[0][0], estimates[1][0])  # same seed, same reports

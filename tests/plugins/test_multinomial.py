@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import xarray as xr
-from stats_helpers import assert_mean_matches, assert_variance_matches
+from stats_helpers import assert_mean_matches, assert_variance_matches, small_samples
 
 import ldpest
 
@@ -105,6 +105,7 @@ def test_monte_carlo_mean_variance_and_stderr(name, epsilon, rng):
     assert np.allclose((stderrs ** 2).mean(axis=0), variance, rtol=0.05)
 
 
+@small_samples
 def test_projection_never_increases_l2_error(rng):
     mech = make("laplace", 0.5, 20)
     theta = rng.dirichlet(np.ones(20))
@@ -119,6 +120,7 @@ def test_projection_never_increases_l2_error(rng):
 
 
 # --- streaming equals one-shot ------------------------------------------------
+@small_samples
 @pytest.mark.parametrize("name", ALL)
 def test_streaming_equals_one_shot_exactly(name, rng):
     mech = ldpest.mechanism(name, epsilon=0.7, categories=["x", "y", "z", "w", "v"])
@@ -181,6 +183,7 @@ def test_netcdf_round_trip_keeps_spec_and_estimate(name, tmp_path, rng):
     xr.testing.assert_identical(ldpest.estimate(back), ldpest.estimate(reports))
 
 
+@small_samples
 def test_reports_from_array_of_labels_collected_elsewhere():
     mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["yes", "no"])
     reports = ldpest.Reports.from_array(["yes", "no", "yes", "yes"], mech)
@@ -253,6 +256,7 @@ def test_mechanism_is_immutable():
         mech.epsilon = 3.0
 
 
+@small_samples
 @pytest.mark.parametrize("name", ALL)
 def test_exact_aggregate_simulation_has_the_law_of_per_record_privatisation(name, rng):
     """Same mean and variance as MATH.md (5 SE), and the same law as privatising every record
@@ -272,6 +276,7 @@ def test_exact_aggregate_simulation_has_the_law_of_per_record_privatisation(name
         assert scipy_stats.ks_2samp(fast[:, j], direct[:, j]).pvalue > 1e-3
 
 
+@small_samples
 @pytest.mark.parametrize("d, dtype", [(2, np.uint8), (256, np.uint8), (257, np.uint16), (70_000, np.uint32)])
 def test_randomized_response_reports_take_the_smallest_index_type(d, dtype, tmp_path):
     """Issue 15: 1 byte per report up to 256 categories (int64 before); files keep the type, and
