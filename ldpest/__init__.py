@@ -26,9 +26,11 @@ _moved.install()
 # Every other public name is loaded on first use (PEP 562), so that `ldpest --help` and
 # `import ldpest` do not pay for numpy, xarray, pandas or dask until they are needed.
 __getattr__, __dir__ = lazy_names(__name__, {
-    **dict.fromkeys(("Basis", "Channel", "Estimator", "FrequencyOracle", "Mechanism"), ".contract.base"),
-    **dict.fromkeys(("PluginInfo", "basis", "estimator", "mechanism_from_spec", "plugin_errors", "plugins",
-                     "register_plugin", "reset_registry"), ".contract.registry"),
+    **dict.fromkeys(("Basis", "Estimator", "FrequencyOracle", "Mechanism"), ".contract.base"),
+    "Channel": ".contract.channel",
+    **dict.fromkeys(("PluginInfo", "basis", "estimator", "family", "family_of", "mechanism_from_spec",
+                     "plugin_errors", "plugins", "register_plugin", "reset_registry"), ".contract.registry"),
+    "Family": ".contract.family",
     "hookimpl": ".contract.hookspecs", "Reports": ".contract.reports",
     "EstimateParts": ".contract.results", "confidence_interval": ".contract.results",
     "ExactSum": ".stats.exactsum", "SufficientStats": ".stats.sufficient",
@@ -40,10 +42,10 @@ __getattr__, __dir__ = lazy_names(__name__, {
 
 __all__ = [
     "Basis", "Channel", "DataDroppedWarning", "DataError", "DuplicatePluginError", "EstimateParts", "EstimateWarning",
-    "Estimator", "ExactSum", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
+    "Estimator", "ExactSum", "Family", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
-    "estimator", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
+    "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
     "secure_rng",
 ]

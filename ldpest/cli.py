@@ -124,9 +124,13 @@ def _summary(result, level: float) -> str:
     columns = [c for c in shown.columns if not c.endswith(("_lower", "_upper"))]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.5g}")
     more = f"\n... ({len(table) - len(shown)} more rows)" if len(table) > len(shown) else ""
-    head = (f"{name} by {result.attrs['estimator']} from {result.attrs['mechanism']} "
-            f"(epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, projection={result.attrs['projection']}; "
-            f"lower/upper: {level:.0%} interval of the unprojected estimate)")
+    units = result[name].attrs.get("units")
+    covers = result["lower"].attrs.get("estimate", "unprojected")
+    method = result["lower"].attrs.get("method", "")
+    head = (f"{name}{f' [{units}]' if units and units != '1' else ''} by {result.attrs['estimator']} from "
+            f"{result.attrs['mechanism']} (epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, "
+            f"projection={result.attrs['projection']}; lower/upper: {level:.0%} {method} interval of "
+            f"{'the ' + name if covers == name else 'the ' + covers + ' estimate'})")
     return f"{head}\n{text}{more}"
 
 
@@ -177,9 +181,9 @@ def plugins_command(
 
 
 def _describe_plugin(name: str, as_json: bool) -> None:
-    """Parameters of one registered plugin (required first), its docstring's first paragraph and an example."""
+    """One registered plugin: its docstring's first paragraph, each parameter with its default and
+    meaning, and an example."""
     import inspect
-
 
     info = next((i for i in registry.plugins() if i.name == name), None)
     if info is None:
@@ -197,17 +201,28 @@ def _describe_plugin(name: str, as_json: bool) -> None:
     elif info.kind == "estimator":
         example = f"ldpest estimate reports.nc --estimator {name}" + "".join(
             f" --estimator-param {p}=..." for p in required)
-    else:
+    elif info.kind == "basis":
         example = f"-p basis='\"{name}\"'   (a mechanism parameter of the series family)"
+    else:
+        example = f"ldpest simulate -m MECHANISM (of family {name}) -e 1 --n 1e3,1e5 -o study.nc"
+    parameters = registry.parameter_table(cls)
     if as_json:
-        typer.echo(json.dumps({**vars(info), "required": required, "optional": optional, "summary": summary,
-                               "example": example}, indent=1))
+        typer.echo(json.dumps({**vars(info), "required": required, "optional": optional, "parameters": parameters,
+                               "summary": summary, "example": example}, indent=1))
         return
     typer.echo(f"{name} ({info.kind}, family {info.family or '-'}, from {info.origin} {info.version})")
     if summary:
         typer.echo(f"  {summary}")
     typer.echo(f"  required: {', '.join(required) or 'none'}")
     typer.echo(f"  optional: {', '.join(optional) or 'none'}")
+    if parameters:
+        typer.echo("  parameters:")
+        width = max(len(row["name"]) for row in parameters)
+        for row in parameters:
+            default = "required" if row["required"] else "optional" if row["default"] == "null" else \
+                f"default {row['default']}"
+            meaning = f": {row['meaning']}" if row["meaning"] else ""
+            typer.echo(f"    {row['name'].ljust(width)}  ({default}){meaning}")
     typer.echo(f"  example:  {example}")
 
 

@@ -8,7 +8,7 @@ bash scripts/setup.sh --with-r || exit 1
 
 # The habits: lint (ruff), the floors (import-linter: README, "Layout"), then pytest with warnings as errors
 .venv/bin/ruff check . || exit 1
-PYTHONPATH=plugins/ldpest-oue/src .venv/bin/lint-imports || exit 1
+PYTHONPATH=plugins/ldpest-oue/src:plugins/ldpest-one-bit-mean/src .venv/bin/lint-imports || exit 1
 
 LDPEST_REQUIRE_PEERS=1 .venv/bin/python -m pytest tests
 status=$?

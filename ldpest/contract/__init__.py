@@ -1,4 +1,5 @@
-"""The contract floor: the base classes plugins subclass (``base``), the hooks (``hookspecs``),
+"""The contract floor: the base classes plugins subclass (``base``), exact channels (``channel``),
+families (``family``), the hooks (``hookspecs``),
 the registry that finds plugins (``registry``), reports (``reports``) and the labelled results
 schema (``results``).  It imports ``ldpest.util``, ``ldpest.privacy`` and ``ldpest.stats`` only
 (README, "Layout"); plugins reach it through the names of ``ldpest``.
@@ -9,6 +10,7 @@ The names of the module ``ldpest.contract`` before the floors (issue 21) still i
 from ..util.lazy import lazy_names
 
 __getattr__, __dir__ = lazy_names(__name__, {
-    "Basis": ".base", "Channel": ".base", "Estimator": ".base", "FrequencyOracle": ".base", "Mechanism": ".base",
+    "Basis": ".base", "Estimator": ".base", "FrequencyOracle": ".base", "Mechanism": ".base",
+    "Channel": ".channel", "Family": ".family",
     "canonical_json": "..util.spec", "smallest_index_dtype": "..util.labels",
 })

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import abc
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 
-from ..privacy.exact import log_ratio, ratio_within
 from ..privacy.rng import resolve_rng
 from ..stats.sufficient import SufficientStats
 from ..util.errors import DataError, IncompatibleError, ParameterError
 from ..util.labels import smallest_index_dtype
 from ..util.spec import canonical_json
+from .channel import Channel
 
 
 class _Configurable:
@@ -71,59 +68,6 @@ class _Configurable:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}({args})"
-
-
-@dataclass(frozen=True)
-class Channel:
-    """A finite channel: ``matrix[i, j] = Q(outputs[j] | inputs[i])``.
-
-    Entries are floats or, for an exact proof, :class:`fractions.Fraction`
-    objects holding the probabilities the sampler implements (built from its
-    integer thresholds); then :meth:`satisfies` is a proof, not a float check.
-    """
-
-    inputs: list
-    outputs: np.ndarray
-    matrix: np.ndarray
-
-    @property
-    def exact(self) -> bool:
-        return np.asarray(self.matrix).dtype == object
-
-    def probabilities(self) -> np.ndarray:
-        """The matrix as float64."""
-        return np.asarray(self.matrix, dtype=np.float64)
-
-    def worst_ratio(self):
-        """``max_{z, x, x'} Q(z|x) / Q(z|x')``: a Fraction for exact channels (inf if some column has a zero)."""
-        if not self.exact:
-            matrix = self.probabilities()
-            with np.errstate(divide="ignore"):
-                return float((matrix.max(axis=0) / matrix.min(axis=0)).max())
-        worst = Fraction(0)
-        for column in np.asarray(self.matrix).T:
-            low, high = min(column), max(column)
-            if low == 0:
-                return math.inf if high > 0 else worst
-            worst = max(worst, Fraction(high) / Fraction(low))
-        return worst
-
-    def max_log_ratio(self) -> float:
-        """``max_{z, x, x'} log Q(z|x) / Q(z|x')`` (infinite if some column has a zero)."""
-        worst = self.worst_ratio()
-        if worst == math.inf:
-            return math.inf
-        return log_ratio(worst, 1) if isinstance(worst, Fraction) else math.log(worst)
-
-    def satisfies(self, epsilon: float) -> bool:
-        """Every likelihood ratio is at most ``e^epsilon``: proven for exact channels (rows must also
-        sum to exactly 1), up to 1e-12 in log scale for float ones."""
-        if not self.exact:
-            return self.max_log_ratio() <= epsilon + 1e-12
-        if any(sum(row) != 1 for row in np.asarray(self.matrix)):
-            return False
-        worst = self.worst_ratio()
-        return worst != math.inf and ratio_within(worst, 1, epsilon)
 
 
 class Mechanism(_Configurable, abc.ABC):
@@ -367,6 +311,14 @@ class Estimator(_Configurable, abc.ABC):
         mechanism = mechanism_from_spec_json(stats.mechanism_spec)
         parts = self._finalize(mechanism, stats.arrays, stats.n)
         return build_dataset(parts, mechanism=mechanism, estimator=self, n=stats.n)
+
+    def interval(self, result, level: float):
+        """Optional: the estimator's own intervals at ``level`` for the estimate its ``stderr``
+        describes (``result["stderr"].attrs["estimate"]``): ``(lower, upper, method)``, arrays of that
+        estimate's shape and a short name of how they were computed ("profile likelihood",
+        "bootstrap", "exact ...").  None (the default): ``ldpest.confidence_interval`` uses ldpest's
+        (exact for binomial counts, else normal with a kurtosis correction)."""
+        return None
 
     def simulate(self, mechanism: Mechanism, truth, n: int, rng) -> SufficientStats:
         """Optional: an exact draw of the statistics of ``n`` reports, without

@@ -10,8 +10,8 @@ receives a ``register`` callable and calls it once per class it contributes::
     def register_mechanisms(register):
         register(MyMechanism)
 
-The classes must subclass :class:`ldpest.Mechanism`, :class:`ldpest.Estimator`
-or :class:`ldpest.Basis` and carry a unique kebab-case ``name``.  The built-in
+The classes must subclass :class:`ldpest.Mechanism`, :class:`ldpest.Estimator`,
+:class:`ldpest.Basis` or :class:`ldpest.Family` and carry a unique kebab-case ``name``.  The built-in
 families are registered through this same door.
 """
 
@@ -38,3 +38,9 @@ def register_estimators(register):
 def register_bases(register):
     """Register orthogonal bases on [0, 1] for series estimators: call
     ``register(cls)`` for each :class:`ldpest.Basis` subclass."""
+
+
+@hookspec
+def register_families(register):
+    """Register families (how a family's estimates are simulated and scored): call ``register(cls)``
+    for each :class:`ldpest.Family` subclass, whose ``name`` is the ``family`` of its mechanisms."""

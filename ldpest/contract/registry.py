@@ -39,7 +39,7 @@ ENTRY_POINT_GROUP = "ldpest"
 # kind -> (hook, base class): a class registered as a kind must subclass its base, whose
 # ``plugin_kind`` names the kind (the registry checks it without importing the base classes)
 KINDS = {"mechanism": ("register_mechanisms", "Mechanism"), "estimator": ("register_estimators", "Estimator"),
-         "basis": ("register_bases", "Basis")}
+         "basis": ("register_bases", "Basis"), "family": ("register_families", "Family")}
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,8 @@ class Registry:
                                   f"(ldpest.{base})")
             if not isinstance(getattr(cls, "name", None), str) or not cls.name:
                 raise PluginError(f"plugin {plugin!r}: {cls.__name__} has no name")
-            info = PluginInfo(cls.name, kind, getattr(cls, "family", ""), origin, version, plugin)
+            family = cls.name if kind == "family" else getattr(cls, "family", "")
+            info = PluginInfo(cls.name, kind, family, origin, version, plugin)
             staged.append((kind, cls, info))
             return cls
 
@@ -156,6 +157,10 @@ class Registry:
             if self.failures:
                 hint = "; plugins that failed to load: " + ", ".join(f.plugin for f in self.failures)
             raise UnknownPluginError(f"unknown {kind} {name!r}; known {kind}s: {known}{hint}") from None
+
+    def names(self, kind: str) -> list[str]:
+        """The registered names of one kind."""
+        return sorted(self._classes[kind])
 
     def infos(self) -> list[PluginInfo]:
         rows = [info for kind in KINDS for _, info in self._classes[kind].values()]
@@ -225,6 +230,22 @@ def parameters_of(cls: type) -> tuple[list[str], list[str]]:
     return required, optional
 
 
+def parameter_table(cls: type) -> list[dict]:
+    """Each keyword parameter of a plugin class: ``name``, ``required``, ``default`` (JSON text of
+    the default, or None) and ``meaning`` (from the class's ``parameter_help``, or "")."""
+    signature = _signature(cls)
+    meanings = getattr(cls, "parameter_help", {}) or {}
+    rows = []
+    for parameter in signature.parameters.values() if signature is not None else ():
+        if parameter.kind not in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) or parameter.name == "self":
+            continue
+        required = parameter.default is parameter.empty
+        rows.append({"name": parameter.name, "required": required,
+                     "default": None if required else json.dumps(parameter.default),
+                     "meaning": meanings.get(parameter.name, "")})
+    return rows
+
+
 def _build(kind: str, name: str, params: dict):
     """Construct a plugin, naming unknown parameters (with the closest known one) and missing ones."""
     cls = get_registry().get(kind, name)
@@ -256,6 +277,30 @@ def estimator(name: str, **params):
 def basis(name: str, **params):
     """Build a registered basis (series estimators)."""
     return _build("basis", name, params)
+
+
+def family(name: str):
+    """The registered family ``name`` (how its mechanisms are simulated and scored)."""
+    return _build("family", name, {})
+
+
+# mechanisms of plugins written before families, recognised by what they offer
+_FAMILY_BY_MEMBER = (("frequency_statistics", "multinomial"), ("partition", "histogram"), ("basis", "series"))
+
+
+def family_of(mechanism):
+    """The :class:`ldpest.Family` of ``mechanism``: the registered family its ``family`` names; for
+    a plugin that registers none, the built-in family its members match (a frequency oracle, a
+    partition, a basis); a ParameterError when there is neither."""
+    registered = get_registry().names("family")
+    name = getattr(mechanism, "family", "")
+    if name not in registered:
+        name = next((family for member, family in _FAMILY_BY_MEMBER if hasattr(mechanism, member)), name)
+    if name not in registered:
+        raise ParameterError(f"mechanism {mechanism.name!r} belongs to family {mechanism.family!r}, which no plugin "
+                             "registers: register an ldpest.Family to simulate and score it "
+                             "(docs/plugin-author-guide.md, 'A family')")
+    return family(name)
 
 
 def mechanism_from_spec(spec: dict):

@@ -25,10 +25,15 @@ def check_result_format(path: Path) -> str:
 
 
 def result_table(result: xr.Dataset):
-    """One row per cell: coordinates, bounds as ``<dim>_lower``/``<dim>_upper``, and values."""
+    """One row per cell: coordinates, bounds as ``<dim>_lower``/``<dim>_upper``, and values (a 0-d
+    result, a single mean, is one row)."""
+    import pandas as pd
+
     name = estimate_variable(result)
     dims = result[name].dims
     cell_vars = [v for v in result.data_vars if result[v].dims == dims]
+    if not dims:
+        return pd.DataFrame({v: [result[v].values.item()] for v in cell_vars})
     frame = result[cell_vars].to_dataframe().reset_index()
     for dim in dims:
         bounds = f"{dim}_bounds"

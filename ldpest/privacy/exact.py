@@ -195,3 +195,54 @@ def require_gap(gap: float, epsilon: float, what: str) -> None:
     its estimate would divide by zero."""
     if not gap > 0:
         raise too_small(epsilon, what)
+
+
+# -- continuous inputs (docs/privacy.md, "Continuous mechanisms") ------------------------------------
+def window_threshold(epsilon: float, inside: int, outside: int) -> int:
+    """The largest ``T < 2^64`` with ``(T / inside) / ((2^64 - T) / outside) <= e^epsilon`` (proven).
+
+    A lattice output of ``inside + outside`` points that falls inside the input's window when
+    ``W < T`` (then uniformly on its ``inside`` points) and outside otherwise (uniformly on the
+    ``outside`` others) gives every output the probability ``T / (2^64 inside)`` or
+    ``(2^64 - T) / (2^64 outside)``: a two-level channel whose likelihood ratio is at most
+    e^epsilon between any two inputs whose windows have the same sizes.  ``keep_threshold`` is
+    the case ``inside = 1``.
+    """
+    if inside < 1 or outside < 1:
+        raise ValueError("window_threshold: a window and its outside need at least one point each")
+
+    def ok(t: int) -> bool:
+        return ratio_within(t * outside, (WORD - t) * inside, epsilon)
+
+    share = inside * math.exp(min(epsilon, 700.0))
+    guess = WORD * share / (share + outside)
+    threshold = largest_threshold(ok, 0, WORD - 1, guess=min(guess, WORD - 1))
+    if threshold * outside <= (WORD - threshold) * inside:  # the window no denser than the outside
+        raise too_small(epsilon, "a 64-bit window threshold")
+    return threshold
+
+
+def randomized_rounding(values, low: float, high: float, steps: int, rng) -> np.ndarray:
+    """Unbiased randomised rounding of numbers in ``[low, high]`` to the grid ``low + i (high - low) /
+    steps``, ``i = 0..steps``: ``i = floor(t)`` or ``floor(t) + 1`` with ``t = (x - low) steps /
+    (high - low)``, up with probability ``t - floor(t)``, so ``E[i] = t``.
+
+    The coin may be a float (``rng.random``, 53 bits): it decides only which channel row a record
+    uses, and any mixture of epsilon-private rows is epsilon-private; its float rounding costs
+    unbiasedness at most 2^-53 of a grid step, never privacy (:func:`rounding_mixture` gives the
+    mixture the kit checks)."""
+    scaled = (np.asarray(values, dtype=np.float64) - low) * (steps / (high - low))
+    lower = np.clip(np.floor(scaled), 0, steps)
+    up = rng.random(scaled.shape) < (scaled - lower)
+    return np.minimum(lower + up, steps).astype(np.int64)
+
+
+def rounding_mixture(value: float, low: float, high: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The grid points and weights that :func:`randomized_rounding` mixes for one ``value``: the
+    ``channel_mixture(x)`` of a mechanism that rounds its input this way."""
+    scaled = (float(value) - low) * (steps / (high - low))
+    lower = min(max(math.floor(scaled), 0), steps)
+    up = min(max(scaled - lower, 0.0), 1.0)
+    if lower == steps or up == 0.0:
+        return np.array([lower]), np.array([1.0])
+    return np.array([lower, lower + 1]), np.array([1.0 - up, up])

@@ -7,6 +7,7 @@ histogram of Duchi et al. is the d = 1 box case.
 import ldpest
 
 from .estimators import HistogramCdf, HistogramMean
+from .family import Histogram
 from .mechanism import LaplaceHistogram
 
 
@@ -19,3 +20,8 @@ def register_mechanisms(register):
 def register_estimators(register):
     register(HistogramMean)
     register(HistogramCdf)
+
+
+@ldpest.hookimpl
+def register_families(register):
+    register(Histogram)

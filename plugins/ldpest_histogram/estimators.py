@@ -19,6 +19,8 @@ class _HistogramEstimator(Estimator):
     accepts = ("laplace-histogram",)
     default_projection = "simplex"
 
+    parameter_help = {"projection": "positive (Gyorfi-Kroll), simplex (Euclidean onto the simplex) or none"}
+
     def __init__(self, *, projection=None):
         projection = self.default_projection if projection is None else projection
         self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
@@ -66,6 +68,7 @@ class _HistogramEstimator(Estimator):
         cell last).  Raw counts ``c ~ Multinomial(n, mu)``; then the statistic
         is drawn from its exact conditional law given ``c`` (see subclasses).
         """
+
         self._check_mechanism(mechanism)
         mu = np.asarray(cell_probabilities, dtype=np.float64)
         size = mechanism.partition.size

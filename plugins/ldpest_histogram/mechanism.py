@@ -49,6 +49,16 @@ class LaplaceHistogram(Mechanism):
     ``center``; ``names``: the d input names used as result dims.
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "low": "a box partition: the lower corner, one number per dimension",
+                      "high": "a box partition: the upper corner, one number per dimension",
+                      "bins": "cells per dimension: an integer, a list of d integers, or 'auto' with expected_n",
+                      "radius": "a ball partition: the radius of the ball whose cells are kept (with h)",
+                      "h": "a ball partition: the side of the cubic cells, or 'auto' with expected_n",
+                      "d": "a ball partition: the dimension",
+                      "center": "a ball partition: the centre of the ball (default the origin)",
+                      "expected_n": "the number of reports an 'auto' size is tuned for",
+                      "names": "the names of the dimensions (the input columns), for the result's dims"}
     name = "laplace-histogram"
     example_params = {"low": [0], "high": [1], "bins": 10}
     family = "histogram"

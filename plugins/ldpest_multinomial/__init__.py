@@ -9,6 +9,7 @@ plugin, and written against ldpest's public API only.
 import ldpest
 
 from .estimator import FrequencyEstimator
+from .family import Multinomial
 from .hadamard import HadamardResponse
 from .hashing import LocalHashing
 from .mechanisms import LaplaceOneHot, RandomizedResponse, UnaryRandomizedResponse
@@ -28,3 +29,8 @@ def register_mechanisms(register):
 @ldpest.hookimpl
 def register_estimators(register):
     register(FrequencyEstimator)
+
+
+@ldpest.hookimpl
+def register_families(register):
+    register(Multinomial)

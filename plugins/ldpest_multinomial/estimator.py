@@ -72,6 +72,7 @@ class FrequencyEstimator(Estimator):
     are kept in the result.
     """
 
+    parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)

@@ -153,6 +153,9 @@ class HadamardResponse(_CategoricalMechanism):
     Reports are symbol indices ``0..K-1``.  Parameter ``blocks`` (default: the variance-optimal one).
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order",
+                      "blocks": "the blocks the categories are split into (default: the smallest worst-case variance)"}
     name = "hadamard-response"
 
     def __init__(self, *, epsilon, categories, blocks=None):

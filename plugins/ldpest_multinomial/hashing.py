@@ -94,6 +94,10 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
     enumerable for tests).
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order",
+                      "hash_range": "g, the number of hash values (default: the optimal round(e^epsilon) + 1)",
+                      "prime": "the prime of the universal hash family (a, c, y) -> ((a x + c) mod prime) mod g"}
     name = "local-hashing"
     report_dims = ("report", "field")
 

@@ -69,6 +69,9 @@ class _CategoricalMechanism(FrequencyOracle, Mechanism):
     family = "multinomial"
     default_estimator = "frequency"
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order"}
+
     def __init__(self, *, epsilon, categories):
         self._set_params(epsilon=check_epsilon(epsilon), categories=check_categories(categories))
 
@@ -126,6 +129,9 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     :func:`randomized_response_epsilon` of it, and the implemented ``p`` is within 1e-15 of ``keep``.
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order",
+                      "keep": "instead of epsilon: the probability p of reporting the true answer (a survey design)"}
     name = "randomized-response"
     report_kind = "label"
 
@@ -201,6 +207,9 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     ``keep = 1 - f / 2``): the spec records :func:`unary_epsilon` of it.
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order",
+                      "keep": "instead of epsilon: the probability of keeping each bit of the one-hot vector"}
     name = "unary-randomized-response"
     report_dims = ("report", "category")
 

@@ -96,6 +96,9 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     Reports are 0/1 arrays of shape (n, d) with ``omega`` ones per row.
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "categories": "the possible answers (labels), in order",
+                      "subset_size": "omega, the categories in each report (default: the optimal d / (e^epsilon + 1))"}
     name = "subset-selection"
     report_dims = ("report", "category")
 

@@ -6,6 +6,7 @@ import ldpest
 
 from .bases import Trigonometric, Walsh
 from .estimator import SeriesEstimator
+from .family import Series
 from .mechanisms import LaplaceSeries, LinfSampling, SeriesMechanism
 
 __all__ = ["LaplaceSeries", "LinfSampling", "SeriesEstimator", "SeriesMechanism", "Trigonometric", "Walsh"]
@@ -26,3 +27,8 @@ def register_mechanisms(register):
 @ldpest.hookimpl
 def register_estimators(register):
     register(SeriesEstimator)
+
+
+@ldpest.hookimpl
+def register_families(register):
+    register(Series)

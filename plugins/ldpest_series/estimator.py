@@ -33,6 +33,8 @@ class SeriesEstimator(Estimator):
     on the grid); ``"none"`` the signed series.
     """
 
+    parameter_help = {"projection": "positive (max(f, 0) renormalised) or none",
+                      "grid": "the evaluation points of the density, or their number on [0, 1]"}
     name = "series"
     family = "series"
     accepts = (SeriesMechanism,)

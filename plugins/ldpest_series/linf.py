@@ -123,13 +123,31 @@ def sample(tau: np.ndarray, b0: float, epsilon: float, rng) -> np.ndarray:
     return (2 * bits.astype(np.int8) - 1).astype(np.int8)
 
 
-def channel_matrix(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """All ``2^k`` sign vectors and the exact implemented ``Q(u | s)`` (Fractions) for every
-    vertex s (rows) and output u (columns)."""
-    points = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1)
-    inner = points @ points.T
+def channel_points(k: int) -> np.ndarray:
+    """All ``2^k`` sign vectors, point ``i`` having ``-1`` where bit ``j`` of ``i`` is set."""
+    return (1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1)).astype(np.int8)
+
+
+def channel_levels(k: int, epsilon: float) -> tuple[np.ndarray, tuple[Fraction, Fraction], np.ndarray]:
+    """The sign vectors and the exact implemented ``Q(u | s)`` in structured form: two levels
+    (``<u, s> > 0``: near; otherwise far) and the level of every vertex s (rows) and output u."""
+    points = channel_points(k)
+    inner = points.astype(np.int64) @ points.T.astype(np.int64)
     binomials, a = _weights(k, epsilon)
     total = sum(b * (1 if k - 2 * m > 0 else a) for m, b in enumerate(binomials))
-    near, far = Fraction(1) / total, a / total
-    matrix = np.where(inner > 0, np.array(near, dtype=object), np.array(far, dtype=object))
-    return points.astype(np.int8), matrix
+    return points, (Fraction(1) / total, a / total), np.where(inner > 0, 0, 1)
+
+
+def channel_matrix(k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """All ``2^k`` sign vectors and the exact implemented ``Q(u | s)`` (Fractions) for every
+    vertex s (rows) and output u (columns): :func:`channel_levels` as a dense matrix."""
+    points, levels, pattern = channel_levels(k, epsilon)
+    return points, np.array(levels, dtype=object)[pattern]
+
+
+def vertex_mixture(tau: np.ndarray, b0: float) -> np.ndarray:
+    """The law of step 1 for one ``tau``: the probability of each vertex of :func:`channel_points`,
+    ``prod_j (1/2 + s_j tau_j / (2 B0))``."""
+    up = 0.5 + np.asarray(tau, dtype=np.float64) / (2 * b0)
+    points = channel_points(len(up))
+    return np.prod(np.where(points > 0, up, 1 - up), axis=1)

@@ -31,6 +31,13 @@ class SeriesMechanism(Mechanism):
     subclasses give the additive statistics ``sum Z`` and ``sum Z Z^T``.
     """
 
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
+                      "basis": "a registered basis: trigonometric or walsh",
+                      "k": "the number of basis functions, or 'auto' with expected_n and smoothness",
+                      "expected_n": "the number of reports k = 'auto' is tuned for",
+                      "smoothness": "beta, the smoothness of the density k = 'auto' assumes",
+                      "radius": "the Sobolev radius k = 'auto' assumes"}
+
     family = "series"
     example_params = {"basis": "trigonometric", "k": 8}
     default_estimator = "series"
@@ -149,8 +156,15 @@ class LinfSampling(SeriesMechanism):
         inputs; every input's law is a mixture of these rows) to every output ``u``."""
         if self._k > max_k:
             raise ParameterError(f"the exact channel has 4^{self._k} entries; enumerate it only for k <= {max_k}")
-        points, matrix = linf.channel_matrix(self._k, self.epsilon)
-        return Channel([tuple(p) for p in points.tolist()], points, matrix)
+        points, levels, pattern = linf.channel_levels(self._k, self.epsilon)
+        return Channel.from_levels([tuple(p) for p in points.tolist()], points, levels, pattern)
+
+    def channel_mixture(self, x):
+        """The channel's rows that one record's law mixes (step 1 of :mod:`ldpest_series.linf`): every
+        vertex, with probability ``prod_j (1/2 + s_j phi_j(x) / (2 B0))``."""
+        tau = self._basis.evaluate(np.atleast_1d(np.float64(x)), self._k)[0]
+        weights = linf.vertex_mixture(tau, self._basis.B0)
+        return np.arange(len(weights)), weights
 
     def coefficient_statistics(self, values):
         sums = values.sum(axis=0, dtype=np.int64)

@@ -102,7 +102,7 @@ def test_mironov_distinguisher_fails_on_ldpest_laplace_and_succeeds_on_naive_flo
         rng = np.random.default_rng(0)
         zero = mech.privatize(["b"] * 200_000, rng=rng).values[:, 0]  # coordinate "a" under input b: 0 + noise
         one = mech.privatize(["a"] * 200_000, rng=rng).values[:, 0]  # under input a: 1 + noise
-        from ldpest.testing import _lowest_bit
+        from ldpest.testing.privacy import lowest_bit as _lowest_bit
 
         fine = lambda z: np.mean(_lowest_bit(z) < -53)  # noqa: E731  (granularity finer than 1 + noise allows)
         if leaks:

@@ -57,7 +57,7 @@ def test_finite_multinomial_channels_hold_at_every_epsilon(name, d, epsilon):
     channel = mech.channel()
     assert channel.exact
     assert channel.satisfies(epsilon)  # rows sum to exactly 1 and every ratio <= e^epsilon, proven
-    assert min(min(row) for row in channel.matrix) > 0  # full support: no output rules out an input
+    assert min(min(row) for row in channel.dense()) > 0  # full support: no output rules out an input
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 36.7, 50.0])
@@ -65,7 +65,7 @@ def test_randomized_response_keeps_exactly_below_its_threshold(epsilon):
     """The sampler keeps the truth iff its word is below the threshold the channel is built from."""
     mech = ldpest.mechanism("randomized-response", epsilon=epsilon, categories=["a", "b"])
     threshold = mech._keep
-    assert Fraction(threshold, WORD) == mech.channel().matrix[0, 0]
+    assert Fraction(threshold, WORD) == mech.channel().dense()[0, 0]
     reports = mech.privatize(["a", "a"], rng=ScriptedWords([threshold - 1, threshold]))
     assert reports.values.tolist() == [0, 1]
 
@@ -115,7 +115,7 @@ def test_example_oue_plugin_holds_at_every_epsilon(epsilon, tmp_path, fresh_regi
     mech = ldpest.mechanism("optimized-unary-encoding", epsilon=epsilon, categories=["a", "b", "c"])
     channel = mech.channel()
     assert channel.exact and channel.satisfies(epsilon)
-    assert min(min(row) for row in channel.matrix) > 0
+    assert min(min(row) for row in channel.dense()) > 0
 
 
 @pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
@@ -124,7 +124,7 @@ def test_linf_channel_holds_at_every_epsilon(k, epsilon):
     mech = ldpest.mechanism("linf-sampling", epsilon=epsilon, basis="walsh", k=k)
     channel = mech.channel()
     assert channel.exact and channel.satisfies(epsilon)
-    assert min(min(row) for row in channel.matrix) > 0
+    assert min(min(row) for row in channel.dense()) > 0
     assert math.isfinite(mech.scale) and mech.scale > 0
 
 
@@ -345,7 +345,7 @@ def test_tiny_epsilon_is_refused_or_proven(name, params, epsilon):
         return
     channel = mech.channel()
     assert channel.satisfies(epsilon)
-    matrix = np.asarray(channel.matrix)
+    matrix = np.asarray(channel.dense())
     assert all(any(a != b for a, b in zip(matrix[0], row, strict=True)) for row in matrix[1:])  # inputs distinguishable
 
 

@@ -37,16 +37,18 @@ def kept_and_broken(output: str) -> tuple[set, set]:
 
 
 def test_ldpest_and_its_plugins_keep_every_contract():
-    paths = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), str(ROOT / "plugins" / "ldpest-oue" / "src")])
+    paths = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), str(ROOT / "plugins" / "ldpest-oue" / "src"),
+                             str(ROOT / "plugins" / "ldpest-one-bit-mean" / "src")])
     result = lint_imports(ROOT / "pyproject.toml", paths, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert kept_and_broken(result.stdout) == (set(CONTRACT_NAMES), set())
 
 
 # -- a probe house with the same floors, where each contract is broken on purpose -------------------
-PLUGINS = ("ldpest_multinomial", "ldpest_histogram", "ldpest_series", "ldpest_oue")
+PLUGINS = ("ldpest_multinomial", "ldpest_histogram", "ldpest_series", "ldpest_oue", "ldpest_one_bit_mean")
 MODULES = ["util/__init__", "util/errors", "privacy/__init__", "stats/__init__", "contract/__init__", "contract/base",
-           "contract/registry", "contract/reports", "contract/results", "contract/hookspecs", "io/__init__",
+           "contract/registry", "contract/reports", "contract/results", "contract/hookspecs", "contract/channel",
+           "contract/family", "io/__init__",
            "engine/__init__", "cli", "rbridge", "plotting", "testing", "__init__"]
 
 

@@ -31,7 +31,7 @@ def test_randomized_response_channel_is_exactly_epsilon_ldp(epsilon, d):
 @pytest.mark.parametrize("d", [2, 3, 4, 6])
 def test_unary_channel_is_exactly_epsilon_ldp(epsilon, d):
     channel = make("unary-randomized-response", epsilon, d).channel()
-    assert channel.matrix.shape == (d, 2 ** d)
+    assert channel.dense().shape == (d, 2 ** d)
     assert channel.exact and channel.satisfies(epsilon)
     assert abs(channel.max_log_ratio() - epsilon) < 1e-12
 

@@ -42,7 +42,7 @@ def test_linf_channel_is_exactly_epsilon_ldp(k, epsilon):
     """Q(u | x) mixes Q(u | s) over vertices s, so the vertices are the worst case."""
     mech = ldpest.mechanism("linf-sampling", epsilon=epsilon, basis="trigonometric", k=k)
     channel = mech.channel()
-    assert channel.matrix.shape == (2 ** k, 2 ** k)
+    assert channel.dense().shape == (2 ** k, 2 ** k)
     assert channel.exact and channel.satisfies(epsilon)  # rows sum to exactly 1, ratio proven
     assert abs(channel.max_log_ratio() - epsilon) < 1e-12
 

@@ -1,0 +1,157 @@
+"""The kit's mechanism checks (:func:`mechanism_checks`, :func:`check_mechanism`)."""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import math
+import pstats
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..contract.base import Mechanism
+from ..contract.registry import mechanism_from_spec
+from ..contract.reports import Reports
+from ..io.sources import read_reports
+from ..util.errors import DataDroppedWarning, DataError, ParameterError
+from .checks import Check, Report, expect_error, fail, run_checks
+from .privacy import distribution_privacy, empirical_epsilon, sampler_matches_channel
+
+SEED = 20131205
+
+
+def cycle(data, n: int) -> np.ndarray:
+    """``n`` records: ``data`` repeated."""
+    data = np.asarray(data)
+    reps = math.ceil(n / len(data))
+    return np.concatenate([data] * reps)[:n]
+
+
+def channel_or_reason(mechanism):
+    """``(channel, None)``, or ``(None, why)`` when the mechanism has no finite channel (None) or one
+    too large to enumerate (its ``channel()`` raises ParameterError): the kit then checks privacy
+    by distribution tests (docs/plugin-author-guide.md, "Prove it")."""
+    try:
+        channel = mechanism.channel()
+    except ParameterError as exc:
+        return None, f"channel too large to enumerate ({exc})"
+    return (channel, None) if channel is not None else (None, "no finite channel")
+
+
+def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | None = None,
+                     seed: int = SEED) -> list[Check]:
+    """The checks of :func:`check_mechanism` as a list (for ``pytest.mark.parametrize``)."""
+    expected_failures = expected_failures or {}
+    data = np.asarray(data, dtype=object if np.asarray(data).dtype.kind in "OUS" else None)
+
+    def spec_round_trip():
+        text = json.dumps(mechanism.spec)
+        rebuilt = mechanism_from_spec(json.loads(text))
+        if rebuilt != mechanism:
+            fail(f"the spec {text} rebuilds {rebuilt!r}, which is not equal to {mechanism!r}")
+        try:
+            mechanism.epsilon = mechanism.epsilon * 2
+        except AttributeError:
+            pass
+        else:
+            fail("the mechanism is mutable: setting .epsilon succeeded (a changed epsilon breaks its guarantee)")
+
+    def rejects_bad_epsilon():
+        for bad in (0.0, -1.0, float("nan"), float("inf")):
+            expect_error(ParameterError, f"epsilon={bad!r}", lambda bad=bad: _rebuild(mechanism, epsilon=bad))
+
+    def rejects_bad_data():
+        sample = data[:3]
+        nan_data = np.array(sample, dtype=object)
+        nan_data[1] = float("nan") if nan_data.ndim == 1 else np.full(nan_data.shape[1:], float("nan"))
+        for label, bad in (("NaN data", nan_data), ("empty data", sample[:0])):
+            expect_error(DataError, label, lambda bad=bad: mechanism.privatize(_as_numeric_if_possible(bad),
+                                                                               rng=np.random.default_rng(seed)))
+
+    channel, reason = channel_or_reason(mechanism)
+
+    def exact_privacy():
+        if not channel.rows_sum_to_one():
+            fail("the channel's rows are not probability distributions" + (" (exactly)" if channel.exact else ""))
+        if not channel.satisfies(mechanism.epsilon):
+            proof = "proven" if channel.exact else "float"
+            fail(f"the channel's worst log likelihood ratio is {channel.max_log_ratio():.17g} > epsilon = "
+                 f"{mechanism.epsilon:.17g} ({proof} check)")
+        sampler_matches_channel(mechanism, channel, data, seed)
+
+    def distributions():
+        distribution_privacy(mechanism, data, seed)
+
+    def distinguishing_audit():
+        bound, where = empirical_epsilon(mechanism, data, seed)
+        if bound > mechanism.epsilon:
+            fail(f"the empirical epsilon lower bound {bound:.4f} exceeds the claimed epsilon = {mechanism.epsilon:g} "
+                 f"({where}): the sampler is not epsilon-LDP, whatever its channel says")
+
+    def vectorised():
+        small, large = cycle(data, 100), cycle(data, 10_000)
+        calls_small = _python_calls(lambda: mechanism.privatize(small, rng=np.random.default_rng(seed)))
+        calls_large = _python_calls(lambda: mechanism.privatize(large, rng=np.random.default_rng(seed)))
+        if calls_large > 2 * calls_small + 50:
+            fail(f"privatize makes {calls_small} Python calls for 100 records but {calls_large} for 10000: "
+                 "a per-record loop (vectorise over records)")
+        reports = mechanism.privatize(large, rng=np.random.default_rng(seed))
+        if not isinstance(reports, Reports) or reports.n != len(large):
+            fail(f"privatize of {len(large)} records returned {getattr(reports, 'n', reports)!r}, not one report each")
+
+    def reproducible():
+        a = mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed))
+        b = mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed))
+        if not np.array_equal(a.values, b.values):
+            fail("the same seed gave different reports: randomness not drawn from the rng argument")
+
+    def reports_round_trip():
+        reports = mechanism.privatize(cycle(data, 300), rng=np.random.default_rng(seed))
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "reports.nc"
+            reports.to_netcdf(path)
+            back = read_reports(path)
+        if back.spec != reports.spec or not np.array_equal(back.values, reports.values):
+            fail("reports changed in a NetCDF round trip")
+
+    privacy = ("exact_privacy", exact_privacy) if channel is not None else ("distribution_privacy", distributions)
+    notes = {"distribution_privacy": f"{reason}: distribution tests instead of a proof"} if reason else {}
+    named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
+             ("rejects_bad_data", rejects_bad_data), privacy, ("distinguishing_audit", distinguishing_audit),
+             ("vectorised", vectorised), ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
+    return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]
+
+
+def check_mechanism(mechanism: Mechanism, data, *, expected_failures: dict | None = None, seed: int = SEED,
+                    raise_on_failure: bool = True) -> Report:
+    """Run every mechanism check; raise ConformanceError listing the failures.
+
+    ``data``: valid raw data for the mechanism (at least two distinct records; for a mechanism with
+    numeric inputs, records off the channel's grid test the step from a raw record to the channel).
+    ``expected_failures``: ``{check_name: reason}`` for checks known to fail.
+    """
+    return run_checks(mechanism_checks(mechanism, data, expected_failures=expected_failures, seed=seed),
+                      raise_on_failure)
+
+
+def _rebuild(mechanism: Mechanism, **changes) -> Mechanism:
+    params = {**mechanism.params, **changes}
+    return type(mechanism)(**params)
+
+
+def _as_numeric_if_possible(values):
+    try:
+        return np.asarray(values.tolist(), dtype=float)
+    except (TypeError, ValueError):
+        return values
+
+
+def _python_calls(function) -> int:
+    profile = cProfile.Profile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataDroppedWarning)
+        profile.runcall(function)
+    return sum(stat[1] for stat in pstats.Stats(profile).stats.values())
