@@ -133,6 +133,10 @@ def dataarray_to_r(array: xr.DataArray):
     """An R array: values in R's column-major order, dimnames named after the dims, attrs as attributes."""
     ro = _ro()
     r_array = _vector(array.values)
+    if array.ndim == 0:  # a single number (a mean): an R scalar, no dim
+        for key, value in array.attrs.items():
+            r_array.do_slot_assign(str(key), _r_value(value))
+        return r_array
     r_array.do_slot_assign("dim", ro.IntVector(list(array.shape)))
     names = ro.ListVector.from_length(array.ndim)
     for i, dim in enumerate(array.dims):
@@ -183,6 +187,11 @@ def result_to_r(result: xr.Dataset):
             r_array.do_slot_assign(extra, dataarray_to_r(plain))
     for key, value in result.attrs.items():
         r_array.do_slot_assign(str(key), _r_value(value))
+    for key in ("units", "long_name"):
+        if key in result[name].attrs:
+            r_array.do_slot_assign(key, _r_value(result[name].attrs[key]))
+    if "stderr" in result:
+        r_array.do_slot_assign("stderr_of", _r_value(result["stderr"].attrs.get("estimate", name)))
     r_array.do_slot_assign("result_json", _ro().StrVector([_result_json(result)]))
     return _classed(r_array, "ldp_estimate")
 
@@ -293,7 +302,7 @@ def _params(args) -> dict:
     for key, value in raw.items():
         if isinstance(value, np.ndarray):
             value = value.tolist()
-            if len(value) == 1 and key not in ("categories", "low", "high", "names", "center", "grid"):
+            if len(value) == 1 and key not in ("categories", "names", "center", "grid"):
                 value = value[0]
         out[key] = value
     return out
@@ -420,7 +429,35 @@ def _estimate(mech, values, args):
     return result
 
 
+def _spec_parameters_to_estimator(args) -> dict:
+    """Parameters given to ``ldp_estimate`` with reports that carry their spec: those of the
+    estimator reach it; a mechanism parameter (fixed by the spec) or an unknown one is refused."""
+    given = _params(args)
+    if args.get("spec") is None or not given:
+        return args
+    from .contract.registry import get_registry, parameters_of
+
+    mech = _mechanism(args)
+    name = args.get("estimator")
+    name = str(np.asarray(name).ravel()[0]) if name is not None else mech.default_estimator
+    required, optional = parameters_of(get_registry().get("estimator", name))
+    takes = set(required + optional)
+    options = dict(args.get("estimator_params") or {}) if not isinstance(args.get("estimator_params"), list) else {}
+    for key, value in given.items():
+        if key in takes:
+            options[key] = value
+        elif key in mech.params:
+            raise ParameterError(f"{key} is a parameter of the mechanism {mech.name!r}, which the reports carry "
+                                 f"({key} = {json.dumps(mech.params[key])} in their spec): it cannot change after "
+                                 f"privatisation")
+        else:
+            listing = ", ".join(sorted(takes)) or "none"
+            raise ParameterError(f"the estimator {name!r} has no parameter {key!r} (its parameters are: {listing})")
+    return {**args, "params": {}, "estimator_params": options}
+
+
 def call_estimate(args):
+    args = _spec_parameters_to_estimator(args)
     mech = _mechanism(_with_data_defaults(args))
     by = args.get("by")
     if by is None:

@@ -8,7 +8,7 @@ ROOT=$PWD
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 "$ROOT/.venv/bin/python" -m pip install --quiet --no-deps --no-build-isolation --no-index \
-  --target "$SCRATCH/site" plugins/ldpest-oue
+  --target "$SCRATCH/site" plugins/ldpest-oue plugins/ldpest-one-bit-mean
 export PYTHONPATH="$SCRATCH/site${PYTHONPATH:+:$PYTHONPATH}"
 export LDPEST_PYTHON="$ROOT/.venv/bin/python" LDPEST_EXPECT_OUE=1 R_LIBS="$ROOT/.rlib"
 cd r-bindings/tests

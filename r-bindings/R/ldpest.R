@@ -80,7 +80,7 @@ ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = 
   if (!is.null(projection)) options$projection <- projection
   if (inherits(reports, "ldp_reports")) {
     if (!is.null(mechanism)) stop(.condition("the reports carry their own mechanism; do not pass mechanism", "error"))
-    args <- list(reports = reports$values, spec = reports$spec)
+    args <- list(reports = reports$values, spec = reports$spec, params = .params(epsilon, ...))
   } else {
     if (is.null(mechanism)) stop(.condition("mechanism is needed for reports collected elsewhere", "error"))
     .check_no_na(reports, "reports")
@@ -126,10 +126,12 @@ ldp_plan <- function(d, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "al
 # The estimate as a data.frame computed from the object's values (dims, estimate, stderr, lower, upper).
 .estimate_table <- function(x) {
   dn <- dimnames(x)
-  grid <- if (is.null(dn)) data.frame(index = seq_along(x)) else
-    expand.grid(lapply(dn, function(v) { n <- suppressWarnings(as.numeric(v)); if (anyNA(n)) v else n }),
-                KEEP.OUT.ATTRS = FALSE, stringsAsFactors = FALSE)
-  table <- data.frame(grid, estimate = as.vector(unclass(x)))
+  table <- if (is.null(dn) && length(x) == 1) data.frame(estimate = as.vector(unclass(x))) else {
+    grid <- if (is.null(dn)) data.frame(index = seq_along(x)) else
+      expand.grid(lapply(dn, function(v) { n <- suppressWarnings(as.numeric(v)); if (anyNA(n)) v else n }),
+                  KEEP.OUT.ATTRS = FALSE, stringsAsFactors = FALSE)
+    data.frame(grid, estimate = as.vector(unclass(x)))
+  }
   for (name in c("stderr", "lower", "upper")) {
     value <- attr(x, name)
     if (!is.null(value)) table[[name]] <- as.vector(value)
@@ -140,13 +142,27 @@ ldp_plan <- function(d, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "al
   table
 }
 
+.estimate_name <- function(x) if (is.null(attr(x, "estimate_variable"))) "estimate" else attr(x, "estimate_variable")
+
+# The estimate the intervals describe (results written before the attribute: the unprojected one).
+.interval_estimate <- function(x) {
+  for (name in c("interval_estimate", "stderr_of")) if (!is.null(attr(x, name))) return(attr(x, name))
+  if (!is.null(attr(x, "unprojected"))) "unprojected" else .estimate_name(x)
+}
+
 print.ldp_estimate <- function(x, digits = 4, ...) {
   cat(sprintf("%s from %s (epsilon = %g, n = %d, projection = %s)\n", attr(x, "estimator"),
               attr(x, "mechanism"), attr(x, "epsilon"), as.integer(attr(x, "n")), attr(x, "projection")))
   table <- .estimate_table(x)
-  if (!is.null(attr(x, "confidence_level")))
-    cat(sprintf("lower/upper: %g%% interval (%s) of the unprojected estimate\n",
-                100 * attr(x, "confidence_level"), attr(x, "interval_method")))
+  if (!is.null(attr(x, "confidence_level"))) {
+    covers <- .interval_estimate(x)
+    cat(sprintf("lower/upper: %g%% interval (%s) of %s\n", 100 * attr(x, "confidence_level"),
+                attr(x, "interval_method"),
+                if (identical(covers, .estimate_name(x))) sprintf("the %s", covers) else
+                  sprintf("the %s estimate, not of the %s shown", covers, .estimate_name(x))))
+  }
+  if (!is.null(attr(x, "units")) && !identical(attr(x, "units"), "1"))
+    cat(sprintf("units: %s\n", attr(x, "units")))
   print(utils::head(table, 40), row.names = FALSE, digits = digits)
   if (nrow(table) > 40) cat(sprintf("... (%d more rows)\n", nrow(table) - 40))
   invisible(x)
@@ -182,7 +198,8 @@ confint.ldp_estimate <- function(object, parm, level = 0.95, ...) {
   source <- if (same) object else .call("interval", list(result_json = attr(object, "result_json"), level = level))
   bounds <- cbind(as.vector(attr(source, "lower")), as.vector(attr(source, "upper")))
   colnames(bounds) <- sprintf("%g %%", 100 * c((1 - level) / 2, (1 + level) / 2))
-  rownames(bounds) <- names(coef.ldp_estimate(structure(unclass(object), coefficient = NULL)))
+  labels <- names(coef.ldp_estimate(structure(unclass(object), coefficient = NULL)))
+  rownames(bounds) <- if (is.null(labels)) .estimate_name(object) else labels
   if (!missing(parm)) bounds <- bounds[parm, , drop = FALSE]
   bounds
 }
@@ -199,6 +216,20 @@ plot.ldp_estimate <- function(x, main = NULL, ...) {
                     xlab = names(dn)[1], ylab = names(dn)[2], main = title, ...)
     return(invisible(x))
   }
+  if (is.null(dim(x)) && length(x) == 1) {  # a single estimate: a point with its interval
+    value <- .estimate_name(x)
+    y <- as.vector(unclass(x))
+    centre <- if (identical(.interval_estimate(x), value)) y else as.vector(attr(x, .interval_estimate(x)))
+    ylim <- range(c(y, centre, table$lower, table$upper), finite = TRUE)
+    graphics::plot(1, y, xlim = c(0.5, 1.5), ylim = ylim, xaxt = "n", xlab = "", pch = 19,
+                   ylab = if (is.null(attr(x, "units"))) value else sprintf("%s [%s]", value, attr(x, "units")),
+                   main = title, ...)
+    graphics::arrows(1, table$lower, 1, table$upper, angle = 90, code = 3, length = 0.08)
+    graphics::legend("topright", sprintf("%s, %g%% interval (%s)", .interval_estimate(x),
+                                         100 * attr(x, "confidence_level"), attr(x, "interval_method")),
+                     bty = "n", cex = 0.8)
+    return(invisible(x))
+  }
   at <- table[[1]]
   if (is.numeric(at)) {
     ylim <- range(c(table$lower, table$upper, table[[value]]), finite = TRUE)
@@ -206,7 +237,7 @@ plot.ldp_estimate <- function(x, main = NULL, ...) {
                    main = title, ...)
     graphics::polygon(c(at, rev(at)), c(table$lower, rev(table$upper)), col = "grey85", border = NA)
     graphics::lines(at, table[[value]], lwd = 2)
-    graphics::legend("topright", c("estimate", "interval of the unprojected estimate"), lwd = c(2, 8),
+    graphics::legend("topright", c("estimate", sprintf("interval of the %s", .interval_estimate(x))), lwd = c(2, 8),
                      col = c("black", "grey85"), bty = "n")
   } else {
     ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
