@@ -306,3 +306,17 @@ def test_warnings_are_one_line(tmp_path):
     assert result.exit_code == 0
     assert result.stderr.strip() == "ldpest: warning: 1 of 3 points lie outside every cell; their reports carry " \
                                     "pure noise (the estimate is of the mass inside the partition)"
+
+
+@pytest.mark.parametrize("name", [info.name for info in ldpest.plugins() if info.kind in ("mechanism", "estimator")])
+def test_plugins_name_gives_every_parameter_a_default_and_a_meaning(name):
+    """Issue 22: `ldpest plugins NAME` shows each parameter's default (or that it is required) and what
+    it means; every built-in parameter is described."""
+    result = run("plugins", name, "--json")
+    assert result.exit_code == 0, result.output
+    parameters = json.loads(result.stdout)["parameters"]
+    assert all(row["meaning"] for row in parameters), [row["name"] for row in parameters if not row["meaning"]]
+    shown = run("plugins", name).stdout
+    for row in parameters:
+        assert f"{row['name']}" in shown and row["meaning"] in shown
+        assert ("(required)" if row["required"] else "(") in shown
