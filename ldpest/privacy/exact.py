@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -75,6 +76,22 @@ def words_below(rng, size, threshold: int) -> np.ndarray:
     if ties.size:
         below[ties] = (random_words(rng, ties.size) >> np.uint64(_HEAD_BITS)) < np.uint64(tail)
     return below.reshape(shape)
+
+
+def words_below_each(rng, thresholds: np.ndarray) -> np.ndarray:
+    """Booleans with exactly the law of ``random_words(rng, n) < thresholds`` for a ``numpy.uint64``
+    array of per-record thresholds, drawing 16 bits per record and 48 more only where they tie
+    with the threshold's top 16 bits (as :func:`words_below`, whose threshold is one number)."""
+    thresholds = np.asarray(thresholds, dtype=np.uint64)
+    count = thresholds.size
+    heads = random_words(rng, -(-count // 4)).view(np.uint16)[:count].reshape(thresholds.shape)
+    top = (thresholds >> np.uint64(_TAIL_BITS)).astype(np.uint16)
+    below = heads < top
+    ties = np.flatnonzero(heads == top)
+    if ties.size:
+        tails = thresholds.ravel()[ties] & np.uint64((1 << _TAIL_BITS) - 1)
+        below.ravel()[ties] = (random_words(rng, ties.size) >> np.uint64(_HEAD_BITS)) < tails
+    return below
 
 
 def _ln(value: int | Fraction) -> Decimal:
@@ -160,6 +177,7 @@ def smallest_threshold(ok: Callable[[int], bool], low: int, high: int, guess: in
     return high + low - flipped
 
 
+@lru_cache(maxsize=1024)  # a pure function; mechanisms rebuilt from specs reuse the proof
 def keep_threshold(epsilon: float, others: int = 1) -> int:
     """The largest ``T < 2^64`` with ``T * others / (2^64 - T) <= e^epsilon``.
 
@@ -198,6 +216,7 @@ def require_gap(gap: float, epsilon: float, what: str) -> None:
 
 
 # -- continuous inputs (docs/privacy.md, "Continuous mechanisms") ------------------------------------
+@lru_cache(maxsize=1024)
 def window_threshold(epsilon: float, inside: int, outside: int) -> int:
     """The largest ``T < 2^64`` with ``(T / inside) / ((2^64 - T) / outside) <= e^epsilon`` (proven).
 

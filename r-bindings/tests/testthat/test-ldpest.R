@@ -319,3 +319,23 @@ test_that("parameters with reports that carry their spec reach the estimator or 
   s <- ldp_privatize(runif(2000), "linf-sampling", epsilon = 1, basis = "walsh", k = 4, seed = 1)
   expect_equal(length(ldp_estimate(s, grid = 50)), 50)
 })
+
+test_that("a private mean of bounded numbers: hybrid, duchi and piecewise (the numeric family)", {
+  set.seed(4)
+  x <- pmin(rgamma(20000, 2, 1 / 40), 500)
+  r <- ldp_privatize(x, "hybrid", epsilon = 1, low = 0, high = 500, units = "ms", seed = 1)
+  m <- ldp_estimate(r)
+  expect_equal(attr(m, "estimate_variable"), "mean")
+  expect_equal(attr(m, "units"), "ms")
+  expect_lt(abs(as.vector(m) - mean(x)), 5 * attr(m, "stderr"))
+  expect_match(paste(capture.output(print(m)), collapse = "\n"), "Student t")
+  ci <- confint(m)
+  expect_true(ci[1, 1] < as.vector(m) && as.vector(m) < ci[1, 2])
+  d <- ldp_estimate(ldp_privatize(x, "duchi", epsilon = 0.5, low = 0, high = 500, seed = 2))
+  expect_match(paste(capture.output(print(d)), collapse = "\n"), "Clopper-Pearson")
+  expect_error(ldp_privatize(c(1, 600), "piecewise", epsilon = 1, low = 0, high = 500),
+               "outside \\[low, high\\]", class = "ldpest_error")
+  clipped <- ldp_estimate(ldp_privatize(c(1, 600), "piecewise", epsilon = 1, low = 0, high = 500,
+                                        outside = "clip", seed = 3))
+  expect_match(attr(clipped, "data_outside_bounds"), "clipped")
+})

@@ -1,0 +1,334 @@
+"""Mechanisms for bounded numbers: ``duchi``, ``piecewise`` and ``hybrid`` (docs/numeric.md).
+
+Each maps ``x in [low, high]`` to ``t = 2 (x - low) / (high - low) - 1 in [-1, 1]``, rounds ``t``
+without bias to a grid and sends one integer code from an exact finite channel
+(:mod:`ldpest_numeric.lattice`).  ``mechanism.values(codes)`` turns codes into unbiased numbers
+in the data's units.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ldpest import Channel, DataError, Mechanism, ParameterError
+from ldpest.privacy.exact import WORD, random_words, randomized_rounding, rounding_mixture, words_below
+from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int
+
+from .lattice import (
+    DuchiLattice,
+    PiecewiseLattice,
+    continuous_duchi_variance,
+    continuous_hybrid_variance,
+    continuous_piecewise_variance,
+    hybrid_alpha,
+)
+
+OUTSIDE = ("refuse", "clip")
+DEFAULT_STEPS = 1024
+
+
+class NumericMechanism(Mechanism):
+    """Common part: the bounds, what happens to data outside them, the units, the codes."""
+
+    family = "numeric"
+    default_estimator = "mean"
+    data_kind = "number"
+    report_kind = "number"
+    example_params = {"low": 0, "high": 500}
+    parameter_help = {
+        "epsilon": "privacy level epsilon > 0 of each report",
+        "low": "smallest value the data can take (the mean's lower bound)",
+        "high": "largest value the data can take",
+        "outside": "data outside [low, high]: 'refuse' (an error naming the first record) or 'clip' to the bounds",
+        "units": "units of the data, e.g. 'ms': the mean, its stderr and interval are in them",
+    }
+
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, **more):
+        try:
+            low, high = float(low), float(high)
+        except (TypeError, ValueError):
+            raise ParameterError(f"low and high must be numbers, got low={low!r}, high={high!r}") from None
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ParameterError(f"low < high must be finite numbers, got low={low!r}, high={high!r}")
+        if units is not None and not isinstance(units, str):
+            raise ParameterError(f"units must be text, e.g. 'ms', got {units!r}")
+        self._set_params(epsilon=check_epsilon(epsilon), low=low, high=high,
+                         outside=check_choice("outside", outside, OUTSIDE), units=units, **more)
+
+    # -- units ---------------------------------------------------------------------------------
+    @property
+    def low(self) -> float:
+        return self._params["low"]
+
+    @property
+    def high(self) -> float:
+        return self._params["high"]
+
+    @property
+    def half_width(self) -> float:
+        """``(high - low) / 2``: one unit of ``t`` in the data's units."""
+        return (self.high - self.low) / 2
+
+    def to_data_units(self, t):
+        return self.low + (np.asarray(t, dtype=np.float64) + 1) * self.half_width
+
+    # -- client side ---------------------------------------------------------------------------
+    def encode_data(self, data) -> np.ndarray:
+        x = np.asarray(data)
+        if x.dtype.kind not in "iuf":
+            raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
+        if x.ndim != 1:
+            raise DataError(f"data for {self.name!r} must be one column of numbers, got shape {x.shape}")
+        x = check_finite("data", x.astype(np.float64))
+        outside = (x < self.low) | (x > self.high)
+        if outside.any():
+            if self._params["outside"] == "clip":
+                return np.clip(x, self.low, self.high)
+            raise DataError(f"data: {int(outside.sum())} value(s) outside [low, high] = [{self.low:g}, "
+                            f"{self.high:g}] (first: {x[outside][0]:g}); give outside='clip' to clip them",
+                            row=int(np.flatnonzero(outside)[0]))
+        return x
+
+    # -- codes ---------------------------------------------------------------------------------
+    @property
+    def code_values(self) -> np.ndarray:
+        """``value[code]`` in units of ``t``: unbiased for ``t`` (``E[value[code] | t] = t``)."""
+        raise NotImplementedError
+
+    @property
+    def sign_code(self) -> int | None:
+        """The code of Duchi's ``+C`` when every report is a Duchi sign (``duchi``, or ``hybrid`` at
+        epsilon <= epsilon*): then the count of that code is Binomial(n, (1 - p) + p' (mu + 1) / 2)
+        and the mean has an exact variance and interval.  None otherwise."""
+        return None
+
+    @property
+    def keep(self) -> Fraction:
+        """The implemented probability that a Duchi sign is kept."""
+        raise NotImplementedError
+
+    def sign_variance(self, t) -> np.ndarray:
+        """``Var(value | t)`` of a Duchi sign report: ``C^2 - t^2`` (exact where p is near 1)."""
+        raise NotImplementedError
+
+    def values(self, codes) -> np.ndarray:
+        """The unbiased number each report stands for, in the data's units."""
+        return self.to_data_units(self.code_values[self.encode_reports(codes)])
+
+    def encode_reports(self, values) -> np.ndarray:
+        values = np.asarray(values)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        codes = len(self.code_values)
+        if values.ndim != 1 or values.dtype.kind not in "iuf":
+            raise DataError(f"reports of {self.name!r} must be one column of integer codes 0..{codes - 1}")
+        bad = ~np.isin(values, np.arange(codes)) if values.dtype.kind == "f" else (values < 0) | (values >= codes)
+        if bad.any():
+            raise DataError(f"reports of {self.name!r} must be integer codes 0..{codes - 1} (this epsilon and "
+                            f"steps), got {values[bad][0]!r}", row=int(np.flatnonzero(bad)[0]))
+        return values.astype(np.uint8 if codes <= 1 << 8 else np.uint16)
+
+    def check_encoded_reports(self, values):
+        return self.encode_reports(values)
+
+    # -- variances -----------------------------------------------------------------------------
+    def grid(self) -> np.ndarray:
+        """The grid points ``t_j`` the input is rounded to."""
+        raise NotImplementedError
+
+    def report_variance(self, t) -> np.ndarray:
+        """``Var(value | t)`` at grid points ``t`` (units of ``t``), from the implemented channel."""
+        raise NotImplementedError
+
+    def rounding_variance(self) -> float:
+        """The most the unbiased rounding adds to ``Var(value | x)`` off the grid: ``(step / 2)^2``."""
+        return (1.0 / (len(self.grid()) - 1)) ** 2
+
+    def worst_case_variance(self) -> float:
+        """``max_x Var(value | x)`` in units of ``t``: n times the variance of the mean of t's."""
+        return float(self.report_variance(self.grid()).max()) + self.rounding_variance()
+
+    def least_variance(self) -> float:
+        """``min_x Var(value | x)``: every data law's report variance is at least this."""
+        return float(self.report_variance(self.grid()).min())
+
+    def continuous_worst_case_variance(self) -> float:
+        """The published closed form of the continuous mechanism (the anchor of docs/numeric.md)."""
+        raise NotImplementedError
+
+    def channel_mixture(self, x):
+        return rounding_mixture(x, self.low, self.high, len(self.grid()) - 1)
+
+
+class Duchi(NumericMechanism):
+    """Duchi, Jordan and Wainwright (2018), 1-D: ``+-C`` by randomized response on the sign of the
+    rounded input (:class:`ldpest_numeric.lattice.DuchiLattice`).  Worst-case variance ``C^2``."""
+
+    name = "duchi"
+    sign_code = 1
+
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None):
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units)
+        self._lattice = DuchiLattice(self.epsilon)
+        self._lattice.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
+
+    @property
+    def keep(self) -> Fraction:
+        return self._lattice.keep
+
+    def sign_variance(self, t):
+        return self._lattice.variance(t)
+
+    @property
+    def code_values(self):
+        return self._lattice.values
+
+    def grid(self):
+        return np.array([-1.0, 1.0])
+
+    def report_variance(self, t):
+        return self._lattice.variance(t)
+
+    def continuous_worst_case_variance(self):
+        return continuous_duchi_variance(self.epsilon)
+
+    def _privatize(self, x, rng):
+        return self._lattice.sample((x - self.low) / (self.high - self.low), rng)
+
+    def channel(self):
+        return Channel([self.low, self.high], np.array([0, 1]), np.array(self._lattice.rows(), dtype=object))
+
+
+class _Lattice(NumericMechanism):
+    """A mechanism whose input is rounded to ``steps + 1`` grid points."""
+
+    parameter_help = {**NumericMechanism.parameter_help,
+                      "steps": "grid steps the input is rounded to (unbiased); at 1024 the worst-case "
+                               "variance is at most 0.1% above the continuous mechanism's"}
+
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, steps=DEFAULT_STEPS):
+        steps = check_positive_int("steps", steps)
+        if steps > 1 << 15:
+            raise ParameterError(f"steps must be at most 2^15 = 32768 (codes fit 16 bits), got {steps}")
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, steps=steps)
+        self._piecewise = PiecewiseLattice(self.epsilon, steps)
+        self._piecewise.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
+
+    def grid(self):
+        steps = self._params["steps"]
+        return -1.0 + 2.0 * np.arange(steps + 1) / steps
+
+    def _grid_inputs(self) -> list[float]:
+        return self.to_data_units(self.grid()).tolist()
+
+
+class Piecewise(_Lattice):
+    """Wang et al. (2019)'s piecewise mechanism on a lattice of ``W + steps`` cells
+    (:class:`ldpest_numeric.lattice.PiecewiseLattice`)."""
+
+    name = "piecewise"
+
+    @property
+    def code_values(self):
+        return self._piecewise.values
+
+    def report_variance(self, t):
+        return self._piecewise.variance(t)
+
+    def continuous_worst_case_variance(self):
+        return continuous_piecewise_variance(self.epsilon)
+
+    def _privatize(self, x, rng):
+        j = randomized_rounding(x, self.low, self.high, self._params["steps"], rng)
+        inside = words_below(rng, x.shape[0], self._piecewise.threshold)
+        return self._piecewise.sample(j, inside, rng).astype(np.uint16)
+
+    def channel(self):
+        lattice = self._piecewise
+        return Channel.from_levels(self._grid_inputs(), np.arange(lattice.cells), lattice.levels, lattice.pattern())
+
+
+class Hybrid(_Lattice):
+    """Wang et al. (2019)'s hybrid: the piecewise lattice with probability ``alpha``, else Duchi
+    (:mod:`ldpest_numeric.lattice`).  Codes ``0 .. N - 1`` are piecewise cells, ``N`` and ``N + 1``
+    Duchi's ``-C`` and ``+C``."""
+
+    name = "hybrid"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._duchi = DuchiLattice(self.epsilon)
+        self._mix = round(hybrid_alpha(self.epsilon) * WORD)  # piecewise when a word is below it
+        self._duchi.values  # noqa: B018
+
+    @property
+    def sign_code(self):
+        return self._piecewise.cells + 1 if self._mix == 0 else None
+
+    @property
+    def keep(self) -> Fraction:
+        return self._duchi.keep
+
+    def sign_variance(self, t):
+        return self._duchi.variance(t)
+
+    @property
+    def alpha(self) -> Fraction:
+        """The implemented probability of the piecewise branch."""
+        return Fraction(self._mix, WORD)
+
+    @property
+    def code_values(self):
+        return np.concatenate([self._piecewise.values, self._duchi.values])
+
+    def report_variance(self, t):
+        """``alpha Var_PM(t) + (1 - alpha) Var_Duchi(t)``: both branches are unbiased for ``t``, so
+        the mixture adds no spread between them (and nothing cancels when alpha is near 1)."""
+        alpha = self.alpha
+        return float(alpha) * self._piecewise.variance(t) + float(1 - alpha) * self._duchi.variance(t)
+
+    def continuous_worst_case_variance(self):
+        return continuous_hybrid_variance(self.epsilon)
+
+    def _privatize(self, x, rng):
+        """Each record's branch first (a word against ``alpha 2^64``), then each branch on its records."""
+        steps, cells = self._params["steps"], self._piecewise.cells
+        piecewise = random_words(rng, x.shape[0]) < np.uint64(self._mix) if self._mix < WORD else np.ones(len(x), bool)
+        codes = np.empty(x.shape[0], dtype=np.uint16)
+        chosen, others = np.flatnonzero(piecewise), np.flatnonzero(~piecewise)
+        j = randomized_rounding(x[chosen], self.low, self.high, steps, rng)
+        inside = words_below(rng, chosen.size, self._piecewise.threshold)
+        codes[chosen] = self._piecewise.sample(j, inside, rng)
+        signs = self._duchi.sample((x[others] - self.low) / (self.high - self.low), rng)
+        codes[others] = cells + signs.astype(np.uint16)
+        return codes
+
+    def channel(self):
+        """Levels: the two piecewise levels times alpha, and Duchi's ``P(code | x)`` times
+        ``1 - alpha`` at each grid point (a record's law is the mixture of the grid points' rows
+        that its rounding to the grid gives: Duchi's probability is affine in x)."""
+        steps, lattice = self._params["steps"], self._piecewise
+        alpha, p = self.alpha, self._duchi.keep
+        duchi_plus = [(1 - alpha) * ((1 - p) + (2 * p - 1) * Fraction(j, steps)) for j in range(steps + 1)]
+        levels = [alpha * lattice.levels[0], alpha * lattice.levels[1], *duchi_plus]
+        j = np.arange(steps + 1)
+        pattern = np.concatenate([lattice.pattern().astype(np.int64),
+                                  (2 + steps - j)[:, None], (2 + j)[:, None]], axis=1)  # P(-C | j) = P(+C | steps - j)
+        return Channel.from_levels(self._grid_inputs(), np.arange(lattice.cells + 2), levels, pattern)
+
+
+def code_law(mechanism: NumericMechanism, points, weights) -> np.ndarray:
+    """The law of one report's code when the data is ``points[i]`` with probability ``weights[i]``:
+    the channel's rows mixed as the rounding mixes them (exact counts of n reports are then one
+    multinomial draw; the tests' coverage studies use it)."""
+    channel = mechanism.channel()
+    law = np.zeros(channel.shape[1])
+    for point, weight in zip(points, weights, strict=True):
+        rows, mix = mechanism.channel_mixture(point)
+        for row, share in zip(rows, mix, strict=True):
+            law += weight * share * channel.row(int(row))
+    return law / law.sum()

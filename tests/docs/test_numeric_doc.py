@@ -1,0 +1,27 @@
+"""docs/numeric.md: its examples run as written, and its table is the closed forms'."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ldpest_numeric.lattice import continuous_duchi_variance, continuous_hybrid_variance, continuous_piecewise_variance
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "numeric.md"
+
+
+@pytest.mark.parametrize("marker", ["latency = ", "age = "])
+def test_each_example_runs(marker, capsys):
+    example = next(b for b in re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S) if marker in b)
+    exec(compile(example, str(PAGE), "exec"), {"__name__": "numeric_doc"})
+    assert capsys.readouterr().out.strip()
+
+
+def test_the_variance_table_is_the_closed_forms():
+    rows = re.findall(r"^\| (\d+(?:\.\d+)?) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", PAGE.read_text(), flags=re.M)
+    assert len(rows) == 5
+    for epsilon, *shown in rows:
+        for text, form in zip(shown, (continuous_duchi_variance, continuous_piecewise_variance,
+                                      continuous_hybrid_variance), strict=True):
+            digits = len(text.split(".")[1])
+            assert round(form(float(epsilon)), digits) == float(text)
