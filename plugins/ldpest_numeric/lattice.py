@@ -47,7 +47,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import brentq
 
-from ldpest.privacy.exact import WORD, keep_threshold, require_gap, window_threshold, words_below_each
+from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap, window_threshold
 
 
 def continuous_duchi_variance(epsilon: float) -> float:
@@ -81,18 +81,6 @@ def continuous_hybrid_variance(epsilon: float) -> float:
 EPSILON_STAR = brentq(lambda e: piecewise_constant(e) - continuous_duchi_variance(e), 0.1, 2.0, xtol=1e-15)
 
 
-_HALF_WORD = 2.0 ** 63
-
-
-def _to_uint64(values: np.ndarray) -> np.ndarray:
-    """Floats in ``[0, 2^64]`` to ``uint64`` (values at or above 2^64 to the largest), through int64:
-    numpy converts float to int64 8x faster than to uint64 (0.68 against 5.8 ms at 10^6)."""
-    shifted = values - _HALF_WORD
-    np.minimum(shifted, math.nextafter(_HALF_WORD, 0.0), out=shifted)  # np.clip is 5x slower here
-    np.maximum(shifted, -_HALF_WORD, out=shifted)
-    return shifted.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
-
-
 @dataclass(frozen=True)
 class DuchiLattice:
     """Duchi's two codes (module docstring)."""
@@ -115,17 +103,35 @@ class DuchiLattice:
         return np.array([-1.0 / gap, 1.0 / gap])
 
     def sample(self, share: np.ndarray, rng) -> np.ndarray:
-        """Codes for inputs at ``share = (t + 1) / 2`` in ``[0, 1]``, one coin each
-        (:func:`ldpest.privacy.exact.words_below_each`: 16 random bits, 64 on a tie).
+        """Codes for inputs at ``share = (t + 1) / 2`` in ``[0, 1]``: one coin each, 16 random bits
+        and 48 more only on a tie (as :func:`ldpest.privacy.exact.words_below`).
 
         Rounding to a sign and then keeping it is the same as one coin with ``P(code 1) = (1 - p) +
-        (2p - 1) share``.  That probability is taken as an integer threshold clamped to ``[2^64 - T,
-        T]``, so every input's ratio ``P(code | x) / P(code | x')`` stays proven ``<= T / (2^64 -
-        T)``; the float product moves it from the exact mixture by at most 2^-53 of a step, which
-        costs no privacy, only that much unbiasedness (as the rounding coin does elsewhere)."""
-        low, span = WORD - self.threshold, 2 * self.threshold - WORD  # span = (2p - 1) 2^64 >= 1
-        scaled = np.minimum(_to_uint64(np.asarray(share, dtype=np.float64) * float(span)), np.uint64(span))
-        return words_below_each(rng, scaled + np.uint64(low)).astype(np.uint8)
+        (2p - 1) share``.  With that probability as a float ``P``, the coin is ``word < T_x``,
+        ``T_x = clamp(floor(P 2^64), 2^64 - T, T)``: every input's ratio ``P(code | x) / P(code |
+        x')`` stays proven ``<= T / (2^64 - T)``, and the float moves ``P`` from the exact mixture
+        by at most 2^-53, which costs no privacy, only that much unbiasedness (as the rounding coin
+        does elsewhere).  ``T_x``'s top 16 bits are ``clamp(floor(P 2^16))`` (clamping commutes
+        with the shift), so only ties need the rest: ``floor(frac(P 2^16) 2^48)``, exact in float."""
+        low, high = WORD - self.threshold, self.threshold
+        prob = (low / WORD) + np.asarray(share, dtype=np.float64) * ((high - low) / WORD)
+        scaled = prob * 65536.0
+        top = np.minimum(np.maximum(scaled.astype(np.int32), low >> 48), high >> 48).astype(np.uint16)
+        count = top.size
+        heads = random_words(rng, -(-count // 4)).view(np.uint16)[:count].reshape(top.shape)
+        below = heads < top
+        ties = np.flatnonzero(heads == top)
+        if ties.size:
+            tied = scaled.ravel()[ties]
+            head = np.floor(tied)
+            tail = np.floor((tied - head) * 2.0 ** 48)
+            whole = head >= 65536  # P = 1: T_x = 2^64 before clamping
+            head, tail = np.where(whole, 65535, head), np.where(whole, 2.0 ** 48 - 1, tail)
+            raw = (head.astype(np.uint64) << np.uint64(48)) | tail.astype(np.uint64)
+            exact = np.minimum(np.maximum(raw, np.uint64(low)), np.uint64(high))
+            below.ravel()[ties] = ((random_words(rng, ties.size) >> np.uint64(16))
+                                   < (exact & np.uint64((1 << 48) - 1)))
+        return below.astype(np.uint8)
 
     def rows(self) -> list[list[Fraction]]:
         """The exact channel from ``t = -1, +1`` to codes 0, 1."""

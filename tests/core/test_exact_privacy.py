@@ -38,23 +38,6 @@ def test_ratio_within_decides_at_the_twentieth_digit():
     assert not ratio_within(2, 1, 1.0, power=2)  # 4 > e
 
 
-@pytest.mark.parametrize("threshold", [0, 1, (1 << 48) - 1, 1 << 48, (5 << 48) + 12345, (1 << 63) + 7, WORD - 1])
-def test_words_below_each_has_the_law_of_whole_words(threshold):
-    """The per-record thresholds version (duchi's coins), every branch scripted, and a mixed array."""
-    from ldpest.privacy.exact import words_below_each
-
-    head, tail = threshold >> 48, threshold & ((1 << 48) - 1)
-    for first in {max(head - 1, 0), min(head, 0xFFFF), min(head + 1, 0xFFFF)}:
-        for rest in {0, max(tail - 1, 0), tail, min(tail + 1, (1 << 48) - 1), (1 << 48) - 1}:
-            word = (first << 48) | rest
-            got = words_below_each(ScriptedWords([first, rest << 16]), np.array([threshold], dtype=np.uint64))
-            assert got.tolist() == [word < threshold], (first, rest)
-    thresholds = np.random.default_rng(4).integers(0, 1 << 63, 400_000, dtype=np.uint64) * np.uint64(2)
-    got = words_below_each(np.random.default_rng(5), thresholds).mean()
-    expected = float(np.mean(thresholds / 2.0 ** 64))
-    assert abs(got - expected) < 5 * math.sqrt(0.25 / 400_000)
-
-
 @pytest.mark.parametrize("epsilon", WIDE_EPSILONS)
 @pytest.mark.parametrize("others", [1, 2, 9, 999])
 def test_keep_threshold_is_the_largest_proven_one(epsilon, others):

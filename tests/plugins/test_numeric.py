@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,34 @@ def test_the_kit_passes_at_extreme_epsilons(name):
     data = np.concatenate([[0.0, 10.0], np.random.default_rng(2).uniform(0, 10, 60)])
     for epsilon in (0.05, 12.0):
         check_mechanism(make(name, epsilon, steps=64) if name != "duchi" else make(name, epsilon), data)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 4.0, 50.0])
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.7, 1.0])
+def test_duchi_keeps_exactly_below_its_clamped_64_bit_threshold(epsilon, share):
+    """The coin is word < T_x, T_x = clamp(floor(P 2^64), 2^64 - T, T): scripted words with a tied
+    16-bit head and tails T_tail - 1, T_tail give 1 and 0; heads below and above decide alone."""
+    from rng_helpers import ScriptedWords
+
+    from ldpest.privacy.exact import WORD
+
+    mech = make("duchi", epsilon, low=0, high=1)
+    keep = mech.keep.numerator * (WORD // mech.keep.denominator)  # T
+    low, high = WORD - keep, keep
+    prob = low / WORD + share * ((high - low) / WORD)
+    threshold = min(max(int(prob * 2.0 ** 64), low), high)
+    assert Fraction(threshold, WORD) == pytest.approx(float(1 - mech.keep + (2 * mech.keep - 1) * Fraction(share)),
+                                                      abs=2 ** -52)
+    head, tail = threshold >> 48, threshold & ((1 << 48) - 1)
+    for rest, expected in ((tail - 1, 1), (tail, 0)):
+        if rest < 0:
+            continue
+        got = mech.privatize(np.array([share]), rng=ScriptedWords([head, rest << 16])).values
+        assert got.tolist() == [expected], (rest, expected)
+    if head > 0:
+        assert mech.privatize(np.array([share]), rng=ScriptedWords([head - 1])).values.tolist() == [1]
+    if head < 0xFFFF:
+        assert mech.privatize(np.array([share]), rng=ScriptedWords([head + 1])).values.tolist() == [0]
 
 
 # -- statistics ------------------------------------------------------------------------------------
