@@ -4,11 +4,11 @@ a third-party plugin uses."""
 
 import ldpest
 
-from .estimator import MeanEstimator
+from .estimator import MeanEstimator, VarianceEstimator
 from .family import Numeric
 from .mechanisms import Duchi, Hybrid, NumericMechanism, Piecewise
 
-__all__ = ["Duchi", "Hybrid", "MeanEstimator", "Numeric", "NumericMechanism", "Piecewise"]
+__all__ = ["Duchi", "Hybrid", "MeanEstimator", "Numeric", "NumericMechanism", "Piecewise", "VarianceEstimator"]
 
 
 @ldpest.hookimpl
@@ -21,6 +21,7 @@ def register_mechanisms(register):
 @ldpest.hookimpl
 def register_estimators(register):
     register(MeanEstimator)
+    register(VarianceEstimator)
 
 
 @ldpest.hookimpl

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 import ldpest
-from ldpest import EstimateParts, Estimator
+from ldpest import DataError, EstimateParts, Estimator
 from ldpest.stats.intervals import clopper_pearson
 from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import check_choice
@@ -52,13 +52,13 @@ class MeanEstimator(Estimator):
         self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
 
     def _aggregate(self, mechanism, values):
-        if len(mechanism.code_values) == 2:  # duchi: the count of +C codes is all there is
+        if mechanism.code_count == 2:  # duchi: the count of +C codes is all there is
             plus = np.count_nonzero(values)
             return {"counts": np.array([len(values) - plus, plus], dtype=np.int64)}
-        return {"counts": count_indices(values, len(mechanism.code_values))}
+        return {"counts": count_indices(values, mechanism.code_count)}
 
     def _finalize(self, mechanism, arrays, n):
-        counts = np.asarray(arrays["counts"], dtype=np.float64)
+        counts, n = first_part(mechanism, arrays["counts"])
         values = mechanism.code_values
         mean_t = float(counts @ values) / n
         variance, method = self.report_variance(mechanism, counts, mean_t, n)
@@ -72,7 +72,7 @@ class MeanEstimator(Estimator):
             unprojected=np.array(unprojected), projection=self._params["projection"],
             units=mechanism.params["units"], uncertainty_of="unprojected", stderr_method=method,
             extra={"counts": (("code",), np.asarray(arrays["counts"], dtype=np.int64))},
-            attrs={"low": mechanism.low, "high": mechanism.high,
+            attrs={"low": mechanism.low, "high": mechanism.high, "reports_of_x": n,
                    "data_outside_bounds": "clipped to [low, high] on the device" if outside == "clip"
                    else "refused on the device (the data lay in [low, high])"})
 
@@ -90,7 +90,7 @@ class MeanEstimator(Estimator):
 
     def interval(self, result, level):
         mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
-        n = int(result.attrs["n"])
+        n = int(result.attrs.get("reports_of_x", result.attrs["n"]))
         if mechanism.sign_code is not None:
             plus = result["counts"].values[mechanism.sign_code]
             below, above = clopper_pearson(np.array(plus), n, level)
@@ -104,3 +104,75 @@ class MeanEstimator(Estimator):
             method = "Student t"
         lower, upper = (np.asarray(end, dtype=np.float64) for end in ends)
         return lower, upper, method
+
+
+def first_part(mechanism, counts) -> tuple[np.ndarray, int]:
+    """The counts of the reports of x (all of them without ``square_share``) and their number."""
+    counts = np.asarray(counts, dtype=np.float64)[:len(mechanism.code_values)]
+    used = int(counts.sum())
+    if used == 0:
+        raise DataError("no report of x among the reports (every device sent x^2): the mean needs reports of x")
+    return counts, used
+
+
+class VarianceEstimator(Estimator):
+    """The variance of bounded numbers from devices split between x and x^2 (``square_share``).
+
+    With ``m1``, ``m2`` the unbiased means of the reports of x and of x^2 and ``v1`` the estimated
+    variance of ``m1`` (the mean estimator's, squared), ``variance = m2 - m1^2 + v1`` is unbiased
+    for ``E[x^2] - E[x]^2`` (``E[m1^2] = mu^2 + Var(m1)``).  The two parts are independent, so
+    ``Var = Var(m2) + 4 mu^2 Var(m1) + 2 Var(m1)^2`` (delta method, exact for a normal ``m1``);
+    the stderr plugs in the estimates and the interval is normal.  ``projection="clip"`` moves the
+    estimate into ``[0, ((high - low) / 2)^2]``, the variances a number in ``[low, high]`` can have.
+
+    Why devices and not the budget are split: the variance of one report grows like
+    ``1 / epsilon^2`` at small epsilon and faster at large epsilon, so two reports at epsilon / 2
+    cost more than twice one report at epsilon; halving the devices only doubles it.
+    """
+
+    name = "variance"
+    family = "numeric"
+    accepts = (NumericMechanism,)
+    parameter_help = {"projection": "'clip' (into [0, ((high - low) / 2)^2]) or 'none' (the unbiased value)"}
+
+    def __init__(self, *, projection="clip"):
+        self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
+
+    def accepts_mechanism(self, mechanism):
+        return super().accepts_mechanism(mechanism) and mechanism.squares is not None
+
+    def check_accepts(self, mechanism):
+        if isinstance(mechanism, NumericMechanism) and mechanism.squares is None:
+            raise ldpest.IncompatibleError(f"the variance needs reports of x and of x^2: privatise with "
+                                           f"{mechanism.name!r} and square_share > 0 (e.g. 0.5)")
+        super().check_accepts(mechanism)
+
+    def _aggregate(self, mechanism, values):
+        return {"counts": count_indices(values, mechanism.code_count)}
+
+    def _finalize(self, mechanism, arrays, n):
+        counts = np.asarray(arrays["counts"], dtype=np.float64)
+        size = len(mechanism.code_values)
+        moments = []
+        for part, part_counts in ((mechanism, counts[:size]), (mechanism.squares, counts[size:])):
+            used = int(part_counts.sum())
+            if used < 2:
+                raise DataError(f"the variance needs at least 2 reports of x and 2 of x^2, got "
+                                f"{int(counts[:size].sum())} and {int(counts[size:].sum())}")
+            mean_t = float(part_counts @ part.code_values) / used
+            variance_t, _ = MeanEstimator.report_variance(part, part_counts, mean_t, used)
+            moments.append((float(part.to_data_units(mean_t)), variance_t * part.half_width ** 2 / used, used))
+        (m1, v1, n1), (m2, v2, n2) = moments
+        unprojected = m2 - m1 ** 2 + v1
+        stderr = np.sqrt(v2 + 4 * m1 ** 2 * v1 + 2 * v1 ** 2)
+        top = mechanism.half_width ** 2
+        estimate = unprojected if self._params["projection"] == "none" else min(max(unprojected, 0.0), top)
+        units = mechanism.params["units"]
+        return EstimateParts(
+            variable="variance", estimate=np.array(estimate), stderr=np.array(stderr),
+            unprojected=np.array(unprojected), projection=self._params["projection"],
+            units=None if units is None else f"{units}^2", uncertainty_of="unprojected",
+            stderr_method="delta method with sample variances of the reports",
+            extra={"counts": (("code",), np.asarray(arrays["counts"], dtype=np.int64))},
+            attrs={"low": mechanism.low, "high": mechanism.high, "reports_of_x": n1, "reports_of_x_squared": n2,
+                   "split": f"devices split by a coin: {mechanism.params['square_share']:g} sent x^2, the rest x"})

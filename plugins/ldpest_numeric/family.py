@@ -32,4 +32,5 @@ class Numeric(ldpest.Family):
         return -1.0
 
     def expected(self, estimator, mechanism, data):
-        return "unprojected", np.asarray(mechanism.encode_data(data)).mean()
+        x = np.asarray(mechanism.encode_data(data))
+        return "unprojected", x.var() if estimator.name == "variance" else x.mean()

@@ -8,7 +8,9 @@ in the data's units.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -43,9 +45,11 @@ class NumericMechanism(Mechanism):
         "high": "largest value the data can take",
         "outside": "data outside [low, high]: 'refuse' (an error naming the first record) or 'clip' to the bounds",
         "units": "units of the data, e.g. 'ms': the mean, its stderr and interval are in them",
+        "square_share": "share of devices that send x^2 instead of x (by a coin that ignores x), so that "
+                        "the 'variance' estimator has both moments; 0 sends x only",
     }
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, **more):
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, **more):
         try:
             low, high = float(low), float(high)
         except (TypeError, ValueError):
@@ -54,8 +58,107 @@ class NumericMechanism(Mechanism):
             raise ParameterError(f"low < high must be finite numbers, got low={low!r}, high={high!r}")
         if units is not None and not isinstance(units, str):
             raise ParameterError(f"units must be text, e.g. 'ms', got {units!r}")
+        try:
+            share = float(square_share)
+        except (TypeError, ValueError):
+            share = math.nan
+        if isinstance(square_share, bool) or not 0 <= share < 1:
+            raise ParameterError(f"square_share must be a number in [0, 1), got {square_share!r}")
         self._set_params(epsilon=check_epsilon(epsilon), low=low, high=high,
-                         outside=check_choice("outside", outside, OUTSIDE), units=units, **more)
+                         outside=check_choice("outside", outside, OUTSIDE), units=units, square_share=share, **more)
+        self._split = round(share * WORD)  # a device sends x^2 when a word is below it
+
+    # -- the two parts: x, and (with square_share) x^2 through the same mechanism ---------------
+    @property
+    def square_bounds(self) -> tuple[float, float]:
+        """The range of ``x^2`` for ``x in [low, high]``."""
+        ends = (self.low ** 2, self.high ** 2)
+        return (0.0 if self.low < 0 < self.high else min(ends)), max(ends)
+
+    @cached_property
+    def squares(self) -> NumericMechanism | None:
+        """The same mechanism on ``x^2`` (its bounds :attr:`square_bounds`), or None without
+        ``square_share``."""
+        if self._split == 0:
+            return None
+        low, high = self.square_bounds
+        params = {k: v for k, v in self._params.items() if k not in ("low", "high", "square_share", "units")}
+        return type(self)(**{**params, "low": low, "high": high if high > low else low + 1.0})
+
+    @property
+    def code_count(self) -> int:
+        """Codes a report can take: the mechanism's own, twice with ``square_share`` (the second
+        half for x^2)."""
+        return len(self.code_values) * (2 if self._split else 1)
+
+    @property
+    def code_dtype(self):
+        count = self.code_count
+        return np.uint8 if count <= 1 << 8 else np.uint16 if count <= 1 << 16 else np.uint32
+
+    def _privatize(self, x, rng):
+        if self._split == 0:
+            return self.sample_codes(x, rng).astype(self.code_dtype)
+        squared = random_words(rng, x.shape[0]) < np.uint64(self._split)
+        codes = np.empty(x.shape[0], dtype=self.code_dtype)
+        first, second = np.flatnonzero(~squared), np.flatnonzero(squared)
+        codes[first] = self.sample_codes(x[first], rng)
+        codes[second] = len(self.code_values) + self.squares.sample_codes(x[second] ** 2, rng).astype(self.code_dtype)
+        return codes
+
+    def sample_codes(self, x, rng) -> np.ndarray:
+        """The mechanism's code for each number of ``x`` (in ``[low, high]``)."""
+        raise NotImplementedError
+
+    def base_channel(self) -> Channel:
+        """The channel of one number (without the x^2 split)."""
+        raise NotImplementedError
+
+    def channel(self) -> Channel:
+        """Without ``square_share``, :meth:`base_channel`.  With it, the inputs are the pairs ``(j,
+        k)`` of a grid point of x and one of x^2 that some x reaches (rounding x and x^2 each to its
+        grid), and ``Q((part, code) | j, k) = (1 - s) Q_x(code | j)`` or ``s Q_x2(code | k)``: a
+        number's law is the mixture of the pairs its two roundings give."""
+        if self._split == 0:
+            return self.base_channel()
+        share = Fraction(self._split, WORD)
+        first, second = (_levels_form(m.base_channel()) for m in (self, self.squares))
+        pairs = self._square_pairs()
+        levels = [(1 - share) * level for level in first[0]] + [share * level for level in second[0]]
+        j, k = (np.array(side) for side in zip(*pairs, strict=True))
+        pattern = np.concatenate([first[1][j], second[1][k] + len(first[0])], axis=1)
+        inputs = [(float(a), float(b)) for a, b in zip(self.to_data_units(self.grid()[j]),
+                                                        self.squares.to_data_units(self.squares.grid()[k]),
+                                                        strict=True)]
+        return Channel.from_levels(inputs, np.arange(self.code_count), levels, pattern)
+
+    @cached_property
+    def _pair_index(self) -> dict:
+        return {pair: i for i, pair in enumerate(self._square_pairs())}
+
+    def _square_pairs(self) -> list[tuple[int, int]]:
+        """Every ``(j, k)`` that the roundings of some x in ``[low, high]`` can give together."""
+        steps, square = len(self.grid()) - 1, self.squares
+        square_steps = len(square.grid()) - 1
+        edges = self.to_data_units(self.grid())
+        pairs = set()
+        for j in range(steps):
+            a, b = edges[j], edges[j + 1]
+            ys = [a * a, b * b] + ([0.0] if a < 0 < b else [])
+            scaled = [(y - square.low) * (square_steps / (square.high - square.low)) for y in (min(ys), max(ys))]
+            for k in range(max(math.floor(scaled[0]) - 1, 0), min(math.ceil(scaled[1]) + 1, square_steps) + 1):
+                pairs.update({(j, k), (j + 1, k)})
+        return sorted(pairs)
+
+    def channel_mixture(self, x):
+        rows, weights = rounding_mixture(x, self.low, self.high, len(self.grid()) - 1)
+        if self._split == 0:
+            return rows, weights
+        square = self.squares
+        rows2, weights2 = rounding_mixture(float(x) ** 2, square.low, square.high, len(square.grid()) - 1)
+        index = self._pair_index
+        pairs = [index[(int(j), int(k))] for j in rows for k in rows2]
+        return np.array(pairs), np.outer(weights, weights2).ravel()
 
     # -- units ---------------------------------------------------------------------------------
     @property
@@ -116,21 +219,28 @@ class NumericMechanism(Mechanism):
         raise NotImplementedError
 
     def values(self, codes) -> np.ndarray:
-        """The unbiased number each report stands for, in the data's units."""
-        return self.to_data_units(self.code_values[self.encode_reports(codes)])
+        """The unbiased number each report stands for, in the data's units; with ``square_share``,
+        reports of x^2 (codes from ``len(code_values)`` on) stand for x^2, in squared units."""
+        codes = self.encode_reports(codes).astype(np.int64)
+        size = len(self.code_values)
+        out = self.to_data_units(self.code_values[np.minimum(codes, size - 1)])
+        if self._split:
+            second = codes >= size
+            out[second] = self.squares.to_data_units(self.code_values[codes[second] - size])
+        return out
 
     def encode_reports(self, values) -> np.ndarray:
         values = np.asarray(values)
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
-        codes = len(self.code_values)
+        codes = self.code_count
         if values.ndim != 1 or values.dtype.kind not in "iuf":
             raise DataError(f"reports of {self.name!r} must be one column of integer codes 0..{codes - 1}")
         bad = ~np.isin(values, np.arange(codes)) if values.dtype.kind == "f" else (values < 0) | (values >= codes)
         if bad.any():
             raise DataError(f"reports of {self.name!r} must be integer codes 0..{codes - 1} (this epsilon and "
                             f"steps), got {values[bad][0]!r}", row=int(np.flatnonzero(bad)[0]))
-        return values.astype(np.uint8 if codes <= 1 << 8 else np.uint16)
+        return values.astype(self.code_dtype)
 
     def check_encoded_reports(self, values):
         return self.encode_reports(values)
@@ -160,8 +270,6 @@ class NumericMechanism(Mechanism):
         """The published closed form of the continuous mechanism (the anchor of docs/numeric.md)."""
         raise NotImplementedError
 
-    def channel_mixture(self, x):
-        return rounding_mixture(x, self.low, self.high, len(self.grid()) - 1)
 
 
 class Duchi(NumericMechanism):
@@ -171,8 +279,8 @@ class Duchi(NumericMechanism):
     name = "duchi"
     sign_code = 1
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None):
-        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units)
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0):
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, square_share=square_share)
         self._lattice = DuchiLattice(self.epsilon)
         self._lattice.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
 
@@ -196,10 +304,10 @@ class Duchi(NumericMechanism):
     def continuous_worst_case_variance(self):
         return continuous_duchi_variance(self.epsilon)
 
-    def _privatize(self, x, rng):
+    def sample_codes(self, x, rng):
         return self._lattice.sample((x - self.low) / (self.high - self.low), rng)
 
-    def channel(self):
+    def base_channel(self):
         return Channel([self.low, self.high], np.array([0, 1]), np.array(self._lattice.rows(), dtype=object))
 
 
@@ -210,11 +318,12 @@ class _Lattice(NumericMechanism):
                       "steps": "grid steps the input is rounded to (unbiased); at 1024 the worst-case "
                                "variance is at most 0.1% above the continuous mechanism's"}
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, steps=DEFAULT_STEPS):
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, steps=DEFAULT_STEPS):
         steps = check_positive_int("steps", steps)
         if steps > 1 << 15:
-            raise ParameterError(f"steps must be at most 2^15 = 32768 (codes fit 16 bits), got {steps}")
-        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, steps=steps)
+            raise ParameterError(f"steps must be at most 2^15 = 32768, got {steps}")
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units,
+                         square_share=square_share, steps=steps)
         self._piecewise = PiecewiseLattice(self.epsilon, steps)
         self._piecewise.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
 
@@ -242,12 +351,12 @@ class Piecewise(_Lattice):
     def continuous_worst_case_variance(self):
         return continuous_piecewise_variance(self.epsilon)
 
-    def _privatize(self, x, rng):
+    def sample_codes(self, x, rng):
         j = randomized_rounding(x, self.low, self.high, self._params["steps"], rng)
         inside = words_below(rng, x.shape[0], self._piecewise.threshold)
-        return self._piecewise.sample(j, inside, rng).astype(np.uint16)
+        return self._piecewise.sample(j, inside, rng)
 
-    def channel(self):
+    def base_channel(self):
         lattice = self._piecewise
         return Channel.from_levels(self._grid_inputs(), np.arange(lattice.cells), lattice.levels, lattice.pattern())
 
@@ -294,20 +403,20 @@ class Hybrid(_Lattice):
     def continuous_worst_case_variance(self):
         return continuous_hybrid_variance(self.epsilon)
 
-    def _privatize(self, x, rng):
+    def sample_codes(self, x, rng):
         """Each record's branch first (a word against ``alpha 2^64``), then each branch on its records."""
         steps, cells = self._params["steps"], self._piecewise.cells
         piecewise = random_words(rng, x.shape[0]) < np.uint64(self._mix) if self._mix < WORD else np.ones(len(x), bool)
-        codes = np.empty(x.shape[0], dtype=np.uint16)
+        codes = np.empty(x.shape[0], dtype=np.uint32)
         chosen, others = np.flatnonzero(piecewise), np.flatnonzero(~piecewise)
         j = randomized_rounding(x[chosen], self.low, self.high, steps, rng)
         inside = words_below(rng, chosen.size, self._piecewise.threshold)
         codes[chosen] = self._piecewise.sample(j, inside, rng)
         signs = self._duchi.sample((x[others] - self.low) / (self.high - self.low), rng)
-        codes[others] = cells + signs.astype(np.uint16)
+        codes[others] = cells + signs.astype(np.uint32)
         return codes
 
-    def channel(self):
+    def base_channel(self):
         """Levels: the two piecewise levels times alpha, and Duchi's ``P(code | x)`` times
         ``1 - alpha`` at each grid point (a record's law is the mixture of the grid points' rows
         that its rounding to the grid gives: Duchi's probability is affine in x)."""
@@ -332,3 +441,13 @@ def code_law(mechanism: NumericMechanism, points, weights) -> np.ndarray:
         for row, share in zip(rows, mix, strict=True):
             law += weight * share * channel.row(int(row))
     return law / law.sum()
+
+
+def _levels_form(channel: Channel) -> tuple[list, np.ndarray]:
+    """``(levels, pattern)`` of a channel, dense or structured (a dense one's distinct entries)."""
+    if channel.levels is not None:
+        return list(channel.levels), np.asarray(channel.pattern)
+    dense = channel.dense()
+    levels = sorted(set(dense.ravel().tolist()))
+    rank = {level: i for i, level in enumerate(levels)}
+    return levels, np.vectorize(rank.__getitem__, otypes=[np.int64])(dense)

@@ -17,6 +17,17 @@ def test_each_example_runs(marker, capsys):
     assert capsys.readouterr().out.strip()
 
 
+def test_the_variance_example_runs_after_the_telemetry_one(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
+    namespace = {"__name__": "numeric_doc"}
+    for marker in ("latency = ", "spread = "):
+        exec(compile(next(b for b in blocks if marker in b), str(PAGE), "exec"), namespace)
+    spread, latency = namespace["spread"], namespace["latency"]
+    assert spread["variance"].attrs["units"] == "ms^2"
+    assert abs(float(spread["unprojected"]) - latency.var()) < 5 * float(spread["stderr"])
+    assert float(spread["lower"]) < float(spread["upper"])
+
+
 def test_the_variance_table_is_the_closed_forms():
     rows = re.findall(r"^\| (\d+(?:\.\d+)?) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", PAGE.read_text(), flags=re.M)
     assert len(rows) == 5

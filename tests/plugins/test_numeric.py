@@ -318,3 +318,63 @@ def test_simulate_scores_the_mean_beside_its_closed_form(tmp_path):
         expected = (mech.worst_case_variance() + spread) * 25 / n
         row = study.sel(epsilon=2.0, n=n)
         assert abs(float(row["mean_error"]) - expected) < 5 * float(row["stderr_error"])
+
+
+# -- the variance: devices split between x and x^2 --------------------------------------------------
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_a_split_channel_is_proven_and_passes_the_kit(name):
+    steps = {} if name == "duchi" else {"steps": 64}
+    mech = make(name, 2.0, low=-2, high=10, square_share=0.5, **steps)
+    channel = mech.channel()
+    assert channel.exact and channel.satisfies(2.0) and channel.max_log_ratio() > 2.0 * (1 - 1e-9)
+    data = np.concatenate([[-2.0, 10.0, 0.0], np.random.default_rng(3).uniform(-2, 10, 60)])
+    check_mechanism(mech, data)
+    check_estimator(ldpest.estimator("variance"), mech, data, reps=200)
+
+
+@pytest.mark.parametrize("name", MECHANISMS)
+@pytest.mark.parametrize("law", ["two-point", "skewed"])
+def test_the_variance_is_unbiased_its_stderr_matches_the_spread_and_its_interval_covers(name, law):
+    """Exact multinomial draws of the code counts (1500) at n = 10^4: bias within 4 SE of the
+    mean of the draws, stderr within 10% of their spread, 95% coverage within 4 SE."""
+    mech, estimator = make(name, 2.0, square_share=0.5), ldpest.estimator("variance", projection="none")
+    points, weights = (np.array(v) for v in LAWS[law])
+    truth = float(np.dot(weights, points ** 2) - np.dot(weights, points) ** 2)
+    counts = np.random.default_rng(21).multinomial(10_000, code_law(mech, points, weights), size=1500)
+    rows = []
+    for count in counts:
+        stats = ldpest.SufficientStats(estimator.statistics_spec_json, mech.spec_json, 10_000,
+                                       {"counts": count.astype(np.int64)})
+        result = ldpest.confidence_interval(estimator.finalize(stats))
+        rows.append([float(result[v]) for v in ("variance", "stderr", "lower", "upper")])
+    rows = np.array(rows)
+    spread = rows[:, 0].std(ddof=1)
+    assert abs(rows[:, 0].mean() - truth) < 4 * spread / math.sqrt(len(rows))
+    assert rows[:, 1].mean() / spread == pytest.approx(1.0, abs=0.10)
+    coverage = np.mean((rows[:, 2] <= truth) & (truth <= rows[:, 3]))
+    assert abs(coverage - 0.95) < 4 * math.sqrt(0.95 * 0.05 / len(rows))
+
+
+def test_the_split_is_said_the_mean_uses_the_reports_of_x_and_the_variance_has_squared_units(rng):
+    mech = make("hybrid", 2.0, low=0, high=500, units="ms", square_share=0.25)
+    x = rng.gamma(2, 40, 100_000).clip(0, 500)
+    reports = mech.privatize(x, rng=rng)
+    variance = ldpest.estimate(reports, "variance")
+    assert variance["variance"].attrs["units"] == "ms^2" and "0.25 sent x^2" in variance.attrs["split"]
+    assert abs(variance.attrs["reports_of_x_squared"] - 25_000) < 5 * math.sqrt(100_000 * 0.25 * 0.75)
+    mean = ldpest.confidence_interval(ldpest.estimate(reports))
+    assert mean.attrs["reports_of_x"] == variance.attrs["reports_of_x"]
+    assert abs(float(mean["unprojected"]) - x.mean()) < 5 * float(mean["stderr"])
+    assert abs(float(variance["unprojected"]) - x.var()) < 5 * float(variance["stderr"])
+    squares = reports.values >= len(mech.code_values)
+    assert mech.values(reports.values)[squares].mean() == pytest.approx(np.mean(x ** 2), rel=0.05)
+
+
+def test_the_variance_refuses_what_it_cannot_estimate(rng):
+    with pytest.raises(ldpest.IncompatibleError, match="square_share > 0"):
+        ldpest.estimate(make("hybrid").privatize(rng.uniform(0, 10, 50), rng=rng), "variance")
+    for bad in (1.0, -0.1, "half", True):
+        with pytest.raises(ldpest.ParameterError, match="square_share"):
+            make("duchi", square_share=bad)
+    with pytest.raises(ldpest.DataError, match="at least 2 reports of x and 2 of x"):
+        ldpest.estimate(make("piecewise", square_share=0.5).privatize(np.array([1.0]), rng=rng), "variance")
