@@ -380,21 +380,26 @@ def simulate_command(
 @app.command("plan")
 @handles_errors
 def plan_command(
-    d: int = typer.Option(..., "--d", "-d", help="Number of categories."),
+    d: int | None = typer.Option(None, "--d", "-d", help="Number of categories (a frequency plan)."),
+    low: float | None = typer.Option(None, "--low", help="Smallest value of the data (a plan for a mean)."),
+    high: float | None = typer.Option(None, "--high", help="Largest value of the data (a plan for a mean)."),
     mechanism: str = typer.Option("all", "--mechanism", "-m",
-                                  help="A frequency oracle, 'auto' (the chooser's pick) or 'all' (compare them)."),
+                                  help="A frequency oracle or numeric mechanism, 'auto' (the chooser's pick, "
+                                       "frequencies) or 'all' (compare them)."),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Privacy level (or solve for it)."),
     n: float | None = typer.Option(None, "--n", help="Number of reports (or solve for it), e.g. 1e6."),
     stderr: float | None = typer.Option(
-        None, "--stderr", help="Target worst-case standard error of one category's frequency (or solve for it)."),
+        None, "--stderr", help="Target worst-case standard error of one category's frequency, or of the mean "
+                               "with --low/--high (or solve for it)."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the table as JSON here."),
 ):
-    """Accuracy of the frequency oracles: give two of --epsilon, --n, --stderr and get the third.
+    """Accuracy of the frequency oracles, or of a mean: give two of --epsilon, --n, --stderr and get the third.
 
     \b
-    Example (how many reports each mechanism needs):
+    Examples (how many reports each mechanism needs):
       ldpest plan -d 100 --epsilon 1 --stderr 0.01
+      ldpest plan --low 0 --high 500 --epsilon 1 --stderr 2      # a mean of latencies, stderr 2 ms
     """
     from .engine.planning import plan
 
@@ -402,7 +407,13 @@ def plan_command(
         _fail(f"--n must be a whole number of reports >= 1, got {n:g}")
     if output is not None and output.suffix.lower() != ".json":
         _fail(f"{output}: the plan is written as .json")
-    table = plan(mechanism, d=d, epsilon=epsilon, n=None if n is None else int(n), stderr=stderr)
+    if (low is None) != (high is None):
+        _fail("a plan for a mean needs both --low and --high")
+    if low is not None and d is not None:
+        _fail("give -d (a frequency plan) or --low/--high (a plan for a mean), not both")
+    if low is None and d is None:
+        _fail("give -d (the number of categories) or --low and --high (the range of a number)")
+    table = plan(mechanism, d=d, epsilon=epsilon, n=None if n is None else int(n), stderr=stderr, low=low, high=high)
     records = json.loads(table.to_json(orient="records"))
     if output is not None:
         from .util.atomic import atomic_path
@@ -412,6 +423,11 @@ def plan_command(
         typer.echo(f"wrote {output}", err=True)
     if as_json:
         typer.echo(json.dumps(records, indent=1))
+        return
+    if low is not None:
+        typer.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        typer.echo("stderr: worst-case standard error of the mean given the data (the mechanism's noise); "
+                   "stderr_with_spread: with the most the data's own spread adds", err=True)
         return
     shown = table.assign(parameters=[json.dumps(p) if p else "" for p in table["parameters"]],
                          auto=["<- auto" if a else "" for a in table["auto"]])

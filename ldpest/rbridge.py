@@ -533,7 +533,10 @@ def call_plan(args):
         return None if value is None else kind(np.asarray(value).ravel()[0])
 
     table = plan(scalar("mechanism", str) or "all", d=scalar("d", int), epsilon=scalar("epsilon", float),
-                 n=scalar("n", int), stderr=scalar("stderr", float))
+                 n=scalar("n", int), stderr=scalar("stderr", float), low=scalar("low", float),
+                 high=scalar("high", float))
+    if "parameters" not in table:  # a plan for a mean
+        return table_to_r(table)
     table = table.assign(parameters=[json.dumps(p) if not isinstance(p, str) else p for p in table["parameters"]])
     return table_to_r(table)
 

@@ -79,10 +79,16 @@ def _epsilon_for(name: str, categories: list, n: int, stderr: float) -> float:
         built = _build(name, epsilon, categories)
         return math.inf if built is None else _standard_error(built, n)
 
+    return _smallest_epsilon(error, stderr, f"with n = {n} ({name}, d = {len(categories)})")
+
+
+def _smallest_epsilon(error, stderr: float, what: str) -> float:
+    """The smallest epsilon in the planning range (to 0.1%) with ``error(epsilon) <= stderr``, for an
+    error that falls as epsilon grows."""
     low, high = _EPSILON_RANGE
     if error(high) > stderr:
-        raise ParameterError(f"no epsilon up to {high:g} reaches stderr {stderr:g} with n = {n} "
-                             f"({name}, d = {len(categories)}): the sampling error alone is larger")
+        raise ParameterError(f"no epsilon up to {high:g} reaches stderr {stderr:g} {what}: "
+                             "the sampling error alone is larger")
     if error(low) <= stderr:
         return low
     while high / low > 1.001:
@@ -92,7 +98,7 @@ def _epsilon_for(name: str, categories: list, n: int, stderr: float) -> float:
 
 
 def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsilon=None, n=None,
-         stderr=None):
+         stderr=None, low=None, high=None):
     """Accuracy of frequency oracles: give two of ``epsilon``, ``n``, ``stderr``; the third is solved.
 
     ``mechanism``: a registered oracle's name, ``"auto"`` (the chooser's pick) or ``"all"`` (one
@@ -100,9 +106,13 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
     category's frequency.  Returns a :class:`pandas.DataFrame` with columns ``mechanism``, ``d``,
     ``epsilon``, ``n``, ``stderr``, ``rmse`` (``sqrt`` of the worst-case summed variance over n:
     the l2 error), ``report_bits``, ``parameters`` and ``auto`` (the chooser's pick).
+
+    With ``low`` and ``high`` instead of ``d``: :func:`plan_mean`, for the mean of numbers.
     """
     import pandas as pd
 
+    if low is not None or high is not None:
+        return plan_mean(mechanism, low=low, high=high, epsilon=epsilon, n=n, stderr=stderr)
     if categories is None:
         if d is None:
             raise ParameterError("plan needs d (the number of categories) or categories")
@@ -142,3 +152,52 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
     table["auto"] = [picks[eps] == name for eps, name in zip(table["epsilon"], table["mechanism"], strict=True)]
     solved = "epsilon" if epsilon is None else "n" if n is None else "stderr"
     return table.sort_values([solved, "rmse"], kind="stable").reset_index(drop=True)
+
+
+def numeric_mechanism_names() -> list[str]:
+    """Registered mechanisms of the numeric family (they state ``worst_case_variance`` in units of
+    ``t = 2 (x - low) / (high - low) - 1``)."""
+    registry = get_registry()
+    return [info.name for info in registry.infos() if info.kind == "mechanism" and info.family == "numeric"]
+
+
+def plan_mean(mechanism: str = "all", *, low, high, epsilon=None, n=None, stderr=None):
+    """Accuracy of a private mean of numbers in ``[low, high]``: give two of ``epsilon``, ``n``,
+    ``stderr`` (the worst-case standard error of the mean given the data, the noise the mechanism
+    adds); the third is solved.  ``stderr_with_spread`` adds the most the data's own spread can add
+    (``(high - low) / (2 sqrt(n))``), which is what the ``mean`` estimator's stderr describes for data
+    drawn from a population.  ``mechanism``: a numeric mechanism or ``"all"`` (docs/numeric.md).
+    """
+    import pandas as pd
+
+    given = [name for name, value in (("epsilon", epsilon), ("n", n), ("stderr", stderr)) if value is not None]
+    if len(given) != 2:
+        raise ParameterError("plan needs exactly two of epsilon, n and stderr (the third is computed); "
+                             f"got {', '.join(given) or 'none'}")
+    if low is None or high is None:
+        raise ParameterError("a plan for a mean needs both low and high")
+    known = numeric_mechanism_names()
+    names = known if mechanism == "all" else [mechanism]
+    for name in names:
+        if name not in known:
+            raise ParameterError(f"{name!r} is not a numeric mechanism; choose from all, {', '.join(sorted(known))}")
+    n = None if n is None else check_positive_int("n", n)
+    stderr = None if stderr is None else check_positive_real("stderr", stderr)
+
+    def build(name, eps):
+        return registered_mechanism(name, epsilon=eps, low=low, high=high)
+
+    def noise(built, size):
+        return math.sqrt(built.worst_case_variance() / size) * built.half_width
+
+    rows = []
+    for name in names:
+        eps = (check_epsilon(epsilon) if epsilon is not None else
+               _smallest_epsilon(lambda e, name=name: noise(build(name, e), n), stderr, f"with n = {n} ({name})"))
+        built = build(name, eps)
+        size = n if n is not None else math.ceil(built.worst_case_variance() * built.half_width ** 2 / stderr ** 2)
+        rows.append({"mechanism": name, "low": built.low, "high": built.high, "epsilon": eps, "n": size,
+                     "stderr": noise(built, size),
+                     "stderr_with_spread": math.sqrt((built.worst_case_variance() + 1) / size) * built.half_width})
+    solved = "epsilon" if epsilon is None else "n" if n is None else "stderr"
+    return pd.DataFrame(rows).sort_values([solved, "stderr"], kind="stable").reset_index(drop=True)

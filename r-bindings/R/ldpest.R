@@ -117,8 +117,8 @@ ldp_read <- function(path) {
 #' @param epsilon,n,stderr two of them.
 #' @param mechanism "all" (one row per mechanism, best first), "auto" or a name.
 #' @return a data.frame: mechanism, d, epsilon, n, stderr, rmse, report_bits, parameters, auto.
-ldp_plan <- function(d, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all") {
-  .call("plan", list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism))
+ldp_plan <- function(d = NULL, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all", low = NULL, high = NULL) {
+  .call("plan", list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism, low = low, high = high))
 }
 
 # -- results as R objects -------------------------------------------------------------------

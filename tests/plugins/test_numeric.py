@@ -378,3 +378,34 @@ def test_the_variance_refuses_what_it_cannot_estimate(rng):
             make("duchi", square_share=bad)
     with pytest.raises(ldpest.DataError, match="at least 2 reports of x and 2 of x"):
         ldpest.estimate(make("piecewise", square_share=0.5).privatize(np.array([1.0]), rng=rng), "variance")
+
+
+# -- planning a mean --------------------------------------------------------------------------------
+def test_plan_gives_the_reports_or_the_epsilon_a_mean_needs():
+    table = ldpest.plan(low=0, high=500, epsilon=1, stderr=2)
+    assert list(table["mechanism"]) == ["hybrid", "duchi", "piecewise"]  # fewest reports first
+    for row in table.itertuples():
+        mech = ldpest.mechanism(row.mechanism, epsilon=1, low=0, high=500)
+        assert row.n == math.ceil(mech.worst_case_variance() * 250 ** 2 / 4)
+        assert row.stderr <= 2 < math.sqrt(mech.worst_case_variance() / (row.n - 1)) * 250
+    assert round(float(table["n"][0]) / 62_500 * 4, 2) == 4.29  # the published hybrid variance at epsilon 1
+    [solved] = ldpest.plan("hybrid", low=0, high=500, n=100_000, stderr=2).itertuples()
+    assert solved.stderr <= 2
+    slower = ldpest.mechanism("hybrid", epsilon=solved.epsilon / 1.002, low=0, high=500)
+    assert math.sqrt(slower.worst_case_variance() / 100_000) * 250 > 2
+    with pytest.raises(ldpest.ParameterError, match="not a numeric mechanism"):
+        ldpest.plan("laplace", low=0, high=1, epsilon=1, stderr=0.1)
+    with pytest.raises(ldpest.ParameterError, match="exactly two"):
+        ldpest.plan(low=0, high=1, epsilon=1)
+
+
+def test_the_cli_plans_a_mean_and_refuses_half_a_range():
+    def run(*args):
+        return subprocess.run([LDPEST, "plan", *args], capture_output=True, text=True)
+
+    shown = run("--low", "0", "--high", "500", "-e", "1", "--stderr", "2")
+    assert shown.returncode == 0 and "hybrid" in shown.stdout and "67017" in shown.stdout
+    for bad, message in ((["--low", "0", "-e", "1", "--stderr", "2"], "both --low and --high"),
+                         (["-d", "5", "--low", "0", "--high", "1", "-e", "1", "--stderr", "2"], "not both")):
+        refused = run(*bad)
+        assert refused.returncode != 0 and message in refused.stderr and "Traceback" not in refused.stderr

@@ -339,3 +339,11 @@ test_that("a private mean of bounded numbers: hybrid, duchi and piecewise (the n
                                         outside = "clip", seed = 3))
   expect_match(attr(clipped, "data_outside_bounds"), "clipped")
 })
+
+test_that("ldp_plan plans a mean from its range", {
+  p <- ldp_plan(low = 0, high = 500, epsilon = 1, stderr = 2)
+  expect_equal(p$mechanism[1], "hybrid")
+  expect_equal(p$n[1], 67017)
+  expect_true(all(p$stderr <= 2))
+  expect_error(ldp_plan(low = 0, epsilon = 1, stderr = 2), "both low and high", class = "ldpest_error")
+})
