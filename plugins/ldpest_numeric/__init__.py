@@ -4,11 +4,15 @@ a third-party plugin uses."""
 
 import ldpest
 
+from .ems import EMSEstimator
 from .estimator import MeanEstimator, VarianceEstimator
 from .family import Numeric
-from .mechanisms import Duchi, Hybrid, NumericMechanism, Piecewise
+from .mechanisms import Duchi, Hybrid, NumericMechanism, Piecewise, SquareWave
 
-__all__ = ["Duchi", "Hybrid", "MeanEstimator", "Numeric", "NumericMechanism", "Piecewise", "VarianceEstimator"]
+__all__ = [
+    "Duchi", "EMSEstimator", "Hybrid", "MeanEstimator", "Numeric",
+    "NumericMechanism", "Piecewise", "SquareWave", "VarianceEstimator",
+]
 
 
 @ldpest.hookimpl
@@ -16,12 +20,14 @@ def register_mechanisms(register):
     register(Duchi)
     register(Piecewise)
     register(Hybrid)
+    register(SquareWave)
 
 
 @ldpest.hookimpl
 def register_estimators(register):
     register(MeanEstimator)
     register(VarianceEstimator)
+    register(EMSEstimator)
 
 
 @ldpest.hookimpl

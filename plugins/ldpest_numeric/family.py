@@ -32,5 +32,7 @@ class Numeric(ldpest.Family):
         return -1.0
 
     def expected(self, estimator, mechanism, data):
+        if estimator.name == "ems":
+            raise NotImplementedError("ems smooths its estimate, which is biased by design (docs/numeric.md)")
         x = np.asarray(mechanism.encode_data(data))
         return "unprojected", x.var() if estimator.name == "variance" else x.mean()

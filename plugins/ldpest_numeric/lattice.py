@@ -77,6 +77,13 @@ def continuous_hybrid_variance(epsilon: float) -> float:
     return alpha * piecewise_constant(epsilon) + (1 - alpha) * continuous_duchi_variance(epsilon)
 
 
+def square_wave_width(epsilon: float) -> float:
+    """Li et al. (2020)'s window ``2b`` on an input range of 1, ``b = (eps e^eps - e^eps + 1) / (2 e^eps
+    (e^eps - 1 - eps))`` (the b that maximises the mutual information of input and output)."""
+    e = math.exp(min(epsilon, 700.0))
+    return 2 * (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
+
+
 # Where the mixed variance at alpha = 1 - e^(-eps/2) equals Duchi's: piecewise_constant = C^2.
 EPSILON_STAR = brentq(lambda e: piecewise_constant(e) - continuous_duchi_variance(e), 0.1, 2.0, xtol=1e-15)
 
@@ -152,11 +159,14 @@ class PiecewiseLattice:
 
     epsilon: float
     steps: int
+    window: float | None = None  # the window's width in units of the input range; None: piecewise's
 
     @cached_property
     def inside(self) -> int:
-        """``W``, the cells of one window."""
-        return max(1, round(self.steps * math.exp(-self.epsilon / 2)))
+        """``W``, the cells of one window: ``steps e^(-eps/2)`` for piecewise (its share of the
+        output is ``1 / (e^(eps/2) + 1)``), ``steps * window`` for square wave."""
+        width = math.exp(-self.epsilon / 2) if self.window is None else self.window
+        return max(1, round(self.steps * width))
 
     @property
     def cells(self) -> int:
