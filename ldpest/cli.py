@@ -127,7 +127,9 @@ def _summary(result, level: float) -> str:
     units = result[name].attrs.get("units")
     covers = result["lower"].attrs.get("estimate", "unprojected")
     method = result["lower"].attrs.get("method", "")
-    head = (f"{name}{f' [{units}]' if units and units != '1' else ''} by {result.attrs['estimator']} from "
+    long_name = str(result[name].attrs.get("long_name", ""))
+    subject = name + long_name[long_name.index(" of "):] if long_name.startswith(f"estimated {name} of ") else name
+    head = (f"{subject}{f' [{units}]' if units and units != '1' else ''} by {result.attrs['estimator']} from "
             f"{result.attrs['mechanism']} (epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, "
             f"projection={result.attrs['projection']}; lower/upper: {level:.0%} {method} interval of "
             f"{'the ' + name if covers == name else 'the ' + covers + ' estimate'})")

@@ -108,12 +108,13 @@ class EMSEstimator(Estimator):
             stderr, method = np.full(bins, np.nan), "none (bootstrap = 0)"
         edges = mechanism.low + width * np.arange(bins + 1)
         units = mechanism.params["units"]
+        axis = mechanism.variable or "x"
         return EstimateParts(
-            variable="density", estimate=theta / width, stderr=stderr, dims=("x",),
-            coords={"x": (edges[:-1] + edges[1:]) / 2}, bounds={"x": np.stack([edges[:-1], edges[1:]], axis=1)},
+            variable="density", estimate=theta / width, stderr=stderr, dims=(axis,),
+            coords={axis: (edges[:-1] + edges[1:]) / 2}, bounds={axis: np.stack([edges[:-1], edges[1:]], axis=1)},
             units=None if units is None else f"1/{units}", uncertainty_of="density", stderr_method=method,
             projection="none",
-            extra={"cdf": (("x",), np.cumsum(theta)), "counts": (("code",), np.asarray(arrays["counts"], np.int64))},
+            extra={"cdf": ((axis,), np.cumsum(theta)), "counts": (("code",), np.asarray(arrays["counts"], np.int64))},
             attrs={"iterations": iterations, "converged": int(converged), "tolerance": tolerance,
                    "low": mechanism.low, "high": mechanism.high,
                    "cdf_note": "cdf is the estimated probability of x at or below each bucket's upper edge"})

@@ -69,6 +69,7 @@ class MeanEstimator(Estimator):
         outside = mechanism.params["outside"]
         return EstimateParts(
             variable="mean", estimate=np.array(mean), stderr=np.array(stderr),
+            long_name=None if mechanism.variable is None else f"estimated mean of {mechanism.variable}",
             unprojected=np.array(unprojected), projection=self._params["projection"],
             units=mechanism.params["units"], uncertainty_of="unprojected", stderr_method=method,
             extra={"counts": (("code",), np.asarray(arrays["counts"], dtype=np.int64))},
@@ -170,6 +171,7 @@ class VarianceEstimator(Estimator):
         units = mechanism.params["units"]
         return EstimateParts(
             variable="variance", estimate=np.array(estimate), stderr=np.array(stderr),
+            long_name=None if mechanism.variable is None else f"estimated variance of {mechanism.variable}",
             unprojected=np.array(unprojected), projection=self._params["projection"],
             units=None if units is None else f"{units}^2", uncertainty_of="unprojected",
             stderr_method="delta method with sample variances of the reports",

@@ -46,11 +46,12 @@ class NumericMechanism(Mechanism):
         "high": "largest value the data can take",
         "outside": "data outside [low, high]: 'refuse' (an error naming the first record) or 'clip' to the bounds",
         "units": "units of the data, e.g. 'ms': the mean, its stderr and interval are in them",
+        "names": "the data's name in a list, e.g. ['latency'] (the CLI gives the column): results say it",
         "square_share": "share of devices that send x^2 instead of x (by a coin that ignores x), so that "
                         "the 'variance' estimator has both moments; 0 sends x only",
     }
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, **more):
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, names=None, **more):
         try:
             low, high = float(low), float(high)
         except (TypeError, ValueError):
@@ -65,6 +66,10 @@ class NumericMechanism(Mechanism):
             share = math.nan
         if isinstance(square_share, bool) or not 0 <= share < 1:
             raise ParameterError(f"square_share must be a number in [0, 1), got {square_share!r}")
+        if names is not None:
+            if isinstance(names, str) or len(names) != 1 or not (isinstance(names[0], str) and names[0]):
+                raise ParameterError(f"names must be one non-empty string in a list, e.g. ['latency'], got {names!r}")
+            more["names"] = [names[0]]
         self._set_params(epsilon=check_epsilon(epsilon), low=low, high=high,
                          outside=check_choice("outside", outside, OUTSIDE), units=units, square_share=share, **more)
         self._split = round(share * WORD)  # a device sends x^2 when a word is below it
@@ -162,6 +167,11 @@ class NumericMechanism(Mechanism):
         return np.array(pairs), np.outer(weights, weights2).ravel()
 
     # -- units ---------------------------------------------------------------------------------
+    @property
+    def variable(self) -> str | None:
+        """The data's name (``names``, the CLI's column), for the result's descriptions and dims."""
+        return (self._params.get("names") or [None])[0]
+
     @property
     def low(self) -> float:
         return self._params["low"]
@@ -280,8 +290,9 @@ class Duchi(NumericMechanism):
     name = "duchi"
     sign_code = 1
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0):
-        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, square_share=square_share)
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, names=None):
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, square_share=square_share,
+                         names=names)
         self._lattice = DuchiLattice(self.epsilon)
         self._lattice.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
 
@@ -319,12 +330,13 @@ class _Lattice(NumericMechanism):
                       "steps": "grid steps the input is rounded to (unbiased); at 1024 the worst-case "
                                "variance is at most 0.1% above the continuous mechanism's"}
 
-    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, steps=DEFAULT_STEPS):
+    def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, names=None,
+                 steps=DEFAULT_STEPS):
         steps = check_positive_int("steps", steps)
         if steps > 1 << 15:
             raise ParameterError(f"steps must be at most 2^15 = 32768, got {steps}")
         super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units,
-                         square_share=square_share, steps=steps)
+                         square_share=square_share, names=names, steps=steps)
         self._piecewise = PiecewiseLattice(self.epsilon, steps, self.window_width())
         self._piecewise.values  # noqa: B018  refuse an epsilon too small for the 64-bit threshold now
 

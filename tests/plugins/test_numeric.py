@@ -285,11 +285,13 @@ def test_the_cli_prints_the_mean_with_its_interval_and_writes_every_format(tmp_p
             "--seed", "1"]
     shown = run(*base, "-p", 'units="ms"')
     assert shown.returncode == 0, shown.stderr
-    assert "mean [ms] by mean from hybrid" in shown.stdout and "Student t interval" in shown.stdout
+    assert "mean of latency [ms] by mean from hybrid" in shown.stdout and "Student t interval" in shown.stdout
     for suffix in (".nc", ".csv", ".json"):
         written = run(*base, "-o", tmp_path / f"mean{suffix}")
         assert written.returncode == 0, written.stderr
     assert (tmp_path / "mean.csv").read_text().splitlines()[0].startswith("mean,stderr,unprojected")
+    written = ldpest.io.result_files.read_result(tmp_path / "mean.nc")
+    assert written["mean"].attrs["long_name"] == "estimated mean of latency"
     picture = run("plot", tmp_path / "mean.nc", "-o", tmp_path / "mean.png")
     assert picture.returncode == 0 and (tmp_path / "mean.png").stat().st_size > 5000
     refused = run("estimate", data, "--raw", "-c", "latency", "-m", "duchi", "-e", "1", "-p", "low=0",
@@ -479,6 +481,11 @@ def test_an_ems_result_is_a_density_with_its_cdf_units_and_a_bootstrap_stderr(rn
     assert np.all(np.diff(result["cdf"].values) >= 0) and result["cdf"].values[-1] == pytest.approx(1.0)
     assert result["stderr"].attrs["method"].startswith("parametric bootstrap (20 draws")
     assert np.all(result["stderr"].values > 0) and result.attrs["converged"] == 1
+    named = ldpest.estimate(make("square-wave", 2.0, low=0, high=10, names=["duration"]).privatize(
+        rng.uniform(0, 10, 2000), rng=rng), ldpest.estimator("ems", bootstrap=0))
+    assert named["density"].dims == ("duration",) and "duration_bounds" in named
+    with pytest.raises(ldpest.ParameterError, match="names must be one non-empty string"):
+        make("hybrid", names="latency")
     with pytest.raises(ldpest.ParameterError, match="must divide"):
         ldpest.estimate(mech.privatize(np.array([1.0, 2.0]), rng=rng), ldpest.estimator("ems", bins=100))
     with pytest.raises(ldpest.ParameterError, match="square_share"):
