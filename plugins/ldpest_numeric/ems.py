@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest import DataError, EstimateParts, Estimator, ParameterError
-from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import check_positive_int, check_positive_real
 
+from .estimator import code_counts
 from .mechanisms import NumericMechanism
 
 
@@ -85,7 +85,7 @@ class EMSEstimator(Estimator):
             raise ParameterError(f"bins = {self._params['bins']} must divide the mechanism's {steps} grid steps")
 
     def _aggregate(self, mechanism, values):
-        return {"counts": count_indices(values, mechanism.code_count)}
+        return {"counts": code_counts(mechanism, values)}
 
     def _finalize(self, mechanism, arrays, n):
         self.check_accepts(mechanism)

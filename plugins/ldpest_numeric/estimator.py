@@ -52,10 +52,7 @@ class MeanEstimator(Estimator):
         self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
 
     def _aggregate(self, mechanism, values):
-        if mechanism.code_count == 2:  # duchi: the count of +C codes is all there is
-            plus = np.count_nonzero(values)
-            return {"counts": np.array([len(values) - plus, plus], dtype=np.int64)}
-        return {"counts": count_indices(values, mechanism.code_count)}
+        return {"counts": code_counts(mechanism, values)}
 
     def _finalize(self, mechanism, arrays, n):
         counts, n = first_part(mechanism, arrays["counts"])
@@ -107,6 +104,15 @@ class MeanEstimator(Estimator):
         return lower, upper, method
 
 
+def code_counts(mechanism, values) -> np.ndarray:
+    """The count of each of the mechanism's codes among stored reports (the numeric estimators'
+    additive statistic)."""
+    if mechanism.code_count == 2:  # duchi: the count of +C codes is all there is
+        plus = np.count_nonzero(values)
+        return np.array([len(values) - plus, plus], dtype=np.int64)
+    return count_indices(values, mechanism.code_count)
+
+
 def first_part(mechanism, counts) -> tuple[np.ndarray, int]:
     """The counts of the reports of x (all of them without ``square_share``) and their number."""
     counts = np.asarray(counts, dtype=np.float64)[:len(mechanism.code_values)]
@@ -121,7 +127,8 @@ class VarianceEstimator(Estimator):
 
     With ``m1``, ``m2`` the unbiased means of the reports of x and of x^2 and ``v1`` the estimated
     variance of ``m1`` (the mean estimator's, squared), ``variance = m2 - m1^2 + v1`` is unbiased
-    for ``E[x^2] - E[x]^2`` (``E[m1^2] = mu^2 + Var(m1)``).  The two parts are independent, so
+    for ``E[x^2] - E[x]^2`` (``E[m1^2] = mu^2 + Var(m1)``) up to the bias of ``v1`` itself, which
+    is O(1/n^2) (its variance floor, and Duchi's analytic variance at the estimate).  The two parts are independent, so
     ``Var = Var(m2) + 4 mu^2 Var(m1) + 2 Var(m1)^2`` (delta method, exact for a normal ``m1``);
     the stderr plugs in the estimates and the interval is normal.  ``projection="clip"`` moves the
     estimate into ``[0, ((high - low) / 2)^2]``, the variances a number in ``[low, high]`` can have.
@@ -149,7 +156,7 @@ class VarianceEstimator(Estimator):
         super().check_accepts(mechanism)
 
     def _aggregate(self, mechanism, values):
-        return {"counts": count_indices(values, mechanism.code_count)}
+        return {"counts": code_counts(mechanism, values)}
 
     def _finalize(self, mechanism, arrays, n):
         counts = np.asarray(arrays["counts"], dtype=np.float64)

@@ -89,7 +89,7 @@ class NumericMechanism(Mechanism):
             return None
         low, high = self.square_bounds
         params = {k: v for k, v in self._params.items() if k not in ("low", "high", "square_share", "units")}
-        return type(self)(**{**params, "low": low, "high": high if high > low else low + 1.0})
+        return type(self)(**params, low=low, high=high)
 
     @property
     def code_count(self) -> int:
