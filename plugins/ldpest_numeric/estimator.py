@@ -63,7 +63,6 @@ class MeanEstimator(Estimator):
         mean = unprojected if self._params["projection"] == "none" else min(max(unprojected, mechanism.low),
                                                                               mechanism.high)
         stderr = np.sqrt(variance / n) * mechanism.half_width
-        outside = mechanism.params["outside"]
         return EstimateParts(
             variable="mean", estimate=np.array(mean), stderr=np.array(stderr),
             long_name=None if mechanism.variable is None else f"estimated mean of {mechanism.variable}",
@@ -71,8 +70,7 @@ class MeanEstimator(Estimator):
             units=mechanism.params["units"], uncertainty_of="unprojected", stderr_method=method,
             extra={"counts": (("code",), np.asarray(arrays["counts"], dtype=np.int64))},
             attrs={"low": mechanism.low, "high": mechanism.high, "reports_of_x": n,
-                   "data_outside_bounds": "clipped to [low, high] on the device" if outside == "clip"
-                   else "refused on the device (the data lay in [low, high])"})
+                   "data_outside_bounds": mechanism.outside_note()})
 
     @staticmethod
     def report_variance(mechanism, counts, mean_t, n) -> tuple[float, str]:

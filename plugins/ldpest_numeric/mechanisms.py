@@ -14,10 +14,11 @@ from functools import cached_property
 
 import numpy as np
 
-from ldpest import Channel, DataError, Mechanism, ParameterError
+from ldpest import Channel, DataError, ParameterError
 from ldpest.privacy.exact import WORD, random_words, randomized_rounding, rounding_mixture, words_below
-from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int
+from ldpest.util.validation import check_positive_int
 
+from .bounds import BoundedMechanism
 from .lattice import (
     DuchiLattice,
     PiecewiseLattice,
@@ -28,50 +29,29 @@ from .lattice import (
     square_wave_width,
 )
 
-OUTSIDE = ("refuse", "clip")
 DEFAULT_STEPS = 1024
 
 
-class NumericMechanism(Mechanism):
-    """Common part: the bounds, what happens to data outside them, the units, the codes."""
+class NumericMechanism(BoundedMechanism):
+    """Mechanisms that send one integer code whose value is unbiased for the (rounded) number."""
 
-    family = "numeric"
     default_estimator = "mean"
-    data_kind = "number"
-    report_kind = "number"
-    example_params = {"low": 0, "high": 500}
     parameter_help = {
-        "epsilon": "privacy level epsilon > 0 of each report",
+        **BoundedMechanism.parameter_help,
         "low": "smallest value the data can take (the mean's lower bound)",
-        "high": "largest value the data can take",
-        "outside": "data outside [low, high]: 'refuse' (an error naming the first record) or 'clip' to the bounds",
-        "units": "units of the data, e.g. 'ms': the mean, its stderr and interval are in them",
-        "names": "the data's name in a list, e.g. ['latency'] (the CLI gives the column): results say it",
         "square_share": "share of devices that send x^2 instead of x (by a coin that ignores x), so that "
                         "the 'variance' estimator has both moments; 0 sends x only",
     }
 
     def __init__(self, *, epsilon, low, high, outside="refuse", units=None, square_share=0.0, names=None, **more):
         try:
-            low, high = float(low), float(high)
-        except (TypeError, ValueError):
-            raise ParameterError(f"low and high must be numbers, got low={low!r}, high={high!r}") from None
-        if not (np.isfinite(low) and np.isfinite(high) and low < high):
-            raise ParameterError(f"low < high must be finite numbers, got low={low!r}, high={high!r}")
-        if units is not None and not isinstance(units, str):
-            raise ParameterError(f"units must be text, e.g. 'ms', got {units!r}")
-        try:
             share = float(square_share)
         except (TypeError, ValueError):
             share = math.nan
         if isinstance(square_share, bool) or not 0 <= share < 1:
             raise ParameterError(f"square_share must be a number in [0, 1), got {square_share!r}")
-        if names is not None:
-            if isinstance(names, str) or len(names) != 1 or not (isinstance(names[0], str) and names[0]):
-                raise ParameterError(f"names must be one non-empty string in a list, e.g. ['latency'], got {names!r}")
-            more["names"] = [names[0]]
-        self._set_params(epsilon=check_epsilon(epsilon), low=low, high=high,
-                         outside=check_choice("outside", outside, OUTSIDE), units=units, square_share=share, **more)
+        super().__init__(epsilon=epsilon, low=low, high=high, outside=outside, units=units, names=names,
+                         square_share=share, **more)
         self._split = round(share * WORD)  # a device sends x^2 when a word is below it
 
     # -- the two parts: x, and (with square_share) x^2 through the same mechanism ---------------
@@ -165,47 +145,6 @@ class NumericMechanism(Mechanism):
         index = self._pair_index
         pairs = [index[(int(j), int(k))] for j in rows for k in rows2]
         return np.array(pairs), np.outer(weights, weights2).ravel()
-
-    # -- units ---------------------------------------------------------------------------------
-    @property
-    def variable(self) -> str | None:
-        """The data's name (``names``, the CLI's column), for the result's descriptions and dims."""
-        return (self._params.get("names") or [None])[0]
-
-    @property
-    def low(self) -> float:
-        return self._params["low"]
-
-    @property
-    def high(self) -> float:
-        return self._params["high"]
-
-    @property
-    def half_width(self) -> float:
-        """``(high - low) / 2``: one unit of ``t`` in the data's units."""
-        return (self.high - self.low) / 2
-
-    def to_data_units(self, t):
-        return self.low + (np.asarray(t, dtype=np.float64) + 1) * self.half_width
-
-    # -- client side ---------------------------------------------------------------------------
-    def encode_data(self, data) -> np.ndarray:
-        x = np.asarray(data)
-        if x.dtype.kind not in "iuf":
-            raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
-        if x.ndim == 2 and x.shape[1] == 1:
-            x = x[:, 0]
-        if x.ndim != 1:
-            raise DataError(f"data for {self.name!r} must be one column of numbers, got shape {x.shape}")
-        x = check_finite("data", x.astype(np.float64))
-        outside = (x < self.low) | (x > self.high)
-        if outside.any():
-            if self._params["outside"] == "clip":
-                return np.clip(x, self.low, self.high)
-            raise DataError(f"data: {int(outside.sum())} value(s) outside [low, high] = [{self.low:g}, "
-                            f"{self.high:g}] (first: {x[outside][0]:g}); give outside='clip' to clip them",
-                            row=int(np.flatnonzero(outside)[0]))
-        return x
 
     # -- codes ---------------------------------------------------------------------------------
     @property
