@@ -42,6 +42,7 @@ from ldpest.privacy.exact import (
     too_small,
 )
 from ldpest.stats.sufficient import count_indices
+from ldpest.stats.transforms import fwht
 from ldpest.util.labels import smallest_index_dtype
 from ldpest.util.validation import check_positive_int
 
@@ -49,21 +50,6 @@ from .mechanisms import _CategoricalMechanism, _row_blocks
 
 _CHANNEL_LIMIT = 1 << 12
 _SYMBOL_BLOCK = 1 << 12  # rows per privatise block: its 13 temporaries stay under 1 MiB
-
-
-def fwht(values: np.ndarray) -> np.ndarray:
-    """Unnormalised Walsh-Hadamard transform along the last axis (length a power of two):
-    ``out[..., r] = sum_y (-1)^popcount(r & y) values[..., y]``; exact for integers."""
-    out = np.array(values, copy=True)
-    size = out.shape[-1]
-    h = 1
-    while h < size:
-        view = out.reshape(*out.shape[:-1], size // (2 * h), 2, h)
-        first, second = view[..., 0, :].copy(), view[..., 1, :]
-        view[..., 0, :] += second
-        np.subtract(first, second, out=view[..., 1, :])
-        h *= 2
-    return out
 
 
 class _Layout:

@@ -1,6 +1,7 @@
-"""The numeric family: means of bounded numbers from ``duchi``, ``piecewise`` and ``hybrid``
-reports, with the ``mean`` estimator (docs/numeric.md).  Built through the same public contract
-a third-party plugin uses."""
+"""The numeric family: means and variances of bounded numbers (``duchi``, ``piecewise``,
+``hybrid``), their distribution (``square-wave`` with ``ems``), and ranges, CDFs and quantiles
+(``hierarchical-histogram``, ``haar-histogram`` with ``range``, ``cdf``, ``quantile``);
+docs/numeric.md.  Built through the same public contract a third-party plugin uses."""
 
 import ldpest
 
@@ -8,10 +9,13 @@ from .ems import EMSEstimator
 from .estimator import MeanEstimator, VarianceEstimator
 from .family import Numeric
 from .mechanisms import Duchi, Hybrid, NumericMechanism, Piecewise, SquareWave
+from .ranges import CdfEstimator, QuantileEstimator, RangeEstimator
+from .tree import HaarHistogram, HierarchicalHistogram
 
 __all__ = [
-    "Duchi", "EMSEstimator", "Hybrid", "MeanEstimator", "Numeric",
-    "NumericMechanism", "Piecewise", "SquareWave", "VarianceEstimator",
+    "CdfEstimator", "Duchi", "EMSEstimator", "HaarHistogram", "HierarchicalHistogram", "Hybrid", "MeanEstimator",
+    "Numeric", "NumericMechanism", "Piecewise", "QuantileEstimator", "RangeEstimator", "SquareWave",
+    "VarianceEstimator",
 ]
 
 
@@ -21,6 +25,8 @@ def register_mechanisms(register):
     register(Piecewise)
     register(Hybrid)
     register(SquareWave)
+    register(HierarchicalHistogram)
+    register(HaarHistogram)
 
 
 @ldpest.hookimpl
@@ -28,6 +34,9 @@ def register_estimators(register):
     register(MeanEstimator)
     register(VarianceEstimator)
     register(EMSEstimator)
+    register(RangeEstimator)
+    register(CdfEstimator)
+    register(QuantileEstimator)
 
 
 @ldpest.hookimpl

@@ -19,8 +19,9 @@ from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
 from ldpest.privacy.exact import WORD, keep_threshold, ratio_within
+from ldpest.stats.transforms import fwht
 from ldpest.testing import check_estimator, check_mechanism
-from ldpest_multinomial.hadamard import _block_masses, fwht
+from ldpest_multinomial.hadamard import _block_masses
 from ldpest_multinomial.hashing import MERSENNE_31, is_prime
 
 WIDE_EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 36.7, 44.0, 50.0, 709.0, 710.0, 1e5]

@@ -1,0 +1,181 @@
+"""From the reports of a tree over the leaves to leaf masses and the exact variance of any linear
+query of them (docs/numeric.md, "Ranges, CDFs and quantiles").
+
+A query is a vector ``u`` of leaf weights: the probability of ``[a, b]`` weighs each leaf by the
+share of it inside ``[a, b]`` (numbers uniform within a leaf), a CDF value by the share below the
+point.  Both fits are linear in the per-level estimates, so ``u . f_hat`` is unbiased and its
+variance is a sum over levels of the level's oracle variance of the weights the query puts on it.
+
+* :class:`TreeFit` (``hierarchical-histogram``): each level's unbiased node frequencies
+  ``theta_l = (c / n_l - q) / (p - q)``, made consistent (a parent equals the sum of its children,
+  the root is 1) by weighted least squares, Hay, Rastogi, Miklau and Suciu (2010)'s two passes
+  with each level weighted by ``n_l / V_l`` (``V_l``: a node's ``n Var`` at a uniform truth).
+  Bottom-up, ``z_v = alpha x_v + (1 - alpha) sum_children z`` with ``alpha = w_v / (w_v + I_c /
+  B)``; top-down, each child gets ``z_c + (f_parent - sum z) / B``.  The weights only set the
+  efficiency: the result is unbiased for any.  A query's weights on the levels are the adjoint
+  of the two passes (:meth:`TreeFit.level_weights`), and for weights ``g`` on a level of ``n_l``
+  reports ``n_l Var(g . theta_hat)`` is, with ``pi_j = q + (p - q) theta_j``,
+  OUE ``sum g_j^2 pi_j (1 - pi_j) + (p - q)^2 (sum g_j^2 theta_j^2 - (g . theta)^2)`` and k-RR
+  ``sum g_j^2 pi_j - (g . pi)^2``, both over ``(p - q)^2`` (MATH-DERIVATIONS-style derivation in
+  docs/numeric.md), evaluated at the consistent estimate moved onto the simplex.  A level without
+  reports gets no weight: its nodes split their parent's mass equally (the result warns).
+* :class:`HaarFit` (``haar-histogram``): each level's coefficients ``w_hat = H T / (n_l (2p - 1))``
+  (``T[r]``: the sum of the level's +-1 bits sent with row ``r``), unbiased for ``mass(left half) -
+  mass(right half)`` of each node; masses follow from the root's 1 (``left = (m + w) / 2``).  For
+  weights ``a`` on a level, ``n_l Var(a . w_hat) = S - (a . w)^2`` with ``S = sum a_j^2 / (2p -
+  1)^2`` exactly; the estimate ``(S - (a . w_hat)^2) / (n_l - 1)`` is unbiased, floored at ``(S -
+  max a_j^2) / n_l`` (``|a . w| <= max |a_j|``), ``S`` at ``n_l = 1``; a level without reports
+  has ``w_hat = 0`` and adds ``max a_j^2``, a bound on that zero's squared error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpest.stats.transforms import fwht
+
+
+def _child_sums(values: np.ndarray, branching: int) -> np.ndarray:
+    """Sum over each parent's children: ``(k, ...) -> (k / branching, ...)``."""
+    return values.reshape(values.shape[0] // branching, branching, *values.shape[1:]).sum(axis=1)
+
+
+def _on_simplex(theta: np.ndarray) -> np.ndarray:
+    clipped = np.clip(theta, 0.0, None)
+    total = clipped.sum()
+    return clipped / total if total > 0 else np.full(theta.shape, 1.0 / theta.size)
+
+
+class TreeFit:
+    """The consistent node masses of a ``hierarchical-histogram`` and its query variances."""
+
+    def __init__(self, mechanism, counts: np.ndarray, ones: np.ndarray):
+        self.mechanism, self.branching = mechanism, mechanism.branching
+        self.oracles = mechanism.oracles
+        self.counts = np.asarray(counts, dtype=np.int64)
+        splits = np.cumsum([oracle.k for oracle in self.oracles])[:-1]
+        self.measured, self.info = [], []
+        for oracle, n_l, c in zip(self.oracles, self.counts, np.split(np.asarray(ones, dtype=np.float64), splits),
+                                  strict=True):
+            theta = (c / n_l - oracle.q) / (oracle.p - oracle.q) if n_l else np.zeros(oracle.k)
+            self.measured.append(theta)
+            self.info.append(n_l / oracle.node_variance())
+        self.alpha = self._bottom_up_weights()
+        self.nodes = self._consistent()
+
+    def _bottom_up_weights(self) -> list[float]:
+        alpha, below = [0.0] * len(self.oracles), 0.0
+        for level in reversed(range(len(self.oracles))):
+            own = self.info[level]
+            total = own + below / self.branching
+            alpha[level] = own / total if total > 0 else 0.0
+            below = total
+        return alpha
+
+    def _consistent(self) -> list[np.ndarray]:
+        depth, b = len(self.oracles), self.branching
+        z = [None] * depth
+        z[-1] = self.measured[-1].copy()
+        for level in reversed(range(depth - 1)):
+            a = self.alpha[level]
+            z[level] = a * self.measured[level] + (1 - a) * _child_sums(z[level + 1], b)
+        nodes = [z[0] + (1.0 - z[0].sum()) / b]
+        for level in range(1, depth):
+            gap = nodes[-1] - _child_sums(z[level], b)
+            nodes.append(z[level] + np.repeat(gap / b, b))
+        return nodes
+
+    def leaf_masses(self) -> np.ndarray:
+        return self.nodes[-1]
+
+    def level_weights(self, u: np.ndarray) -> list[np.ndarray]:
+        """``g_l = d (u . f_leaves) / d theta_hat_l`` for leaf weights ``u`` of shape ``(bins, m)``: the
+        adjoint of the two passes (top-down reversed, then bottom-up reversed)."""
+        depth, b = len(self.oracles), self.branching
+        bar_z = [None] * depth
+        bar_f = np.asarray(u, dtype=np.float64)
+        for level in reversed(range(1, depth)):
+            sums = _child_sums(bar_f, b) / b
+            bar_z[level] = bar_f - np.repeat(sums, b, axis=0)
+            bar_f = sums
+        bar_z[0] = bar_f - bar_f.sum(axis=0, keepdims=True) / b
+        weights = [None] * depth
+        for level in range(depth - 1):
+            a = self.alpha[level]
+            weights[level] = a * bar_z[level]
+            bar_z[level + 1] = bar_z[level + 1] + (1 - a) * np.repeat(bar_z[level], b, axis=0)
+        weights[-1] = bar_z[-1]
+        return weights
+
+    def variance(self, u: np.ndarray) -> np.ndarray:
+        """``Var(u . f_hat)`` for each column of ``u`` (``(bins, m)``)."""
+        u = np.asarray(u, dtype=np.float64)
+        total = np.zeros(u.shape[1])
+        for oracle, n_l, g, nodes in zip(self.oracles, self.counts, self.level_weights(u), self.nodes, strict=True):
+            if n_l == 0:
+                continue
+            theta = _on_simplex(nodes)[:, None]
+            p, q = oracle.p, oracle.q
+            pi = q + (p - q) * theta
+            if oracle.kind == "randomized-response":
+                spread = (g ** 2 * pi).sum(axis=0) - (g * pi).sum(axis=0) ** 2
+            else:
+                spread = ((g ** 2 * pi * (1 - pi)).sum(axis=0)
+                          + (p - q) ** 2 * ((g ** 2 * theta ** 2).sum(axis=0) - (g * theta).sum(axis=0) ** 2))
+            total += np.maximum(spread, 0.0) / ((p - q) ** 2 * n_l)
+        return total
+
+    def empty_levels(self) -> list[int]:
+        return [level + 1 for level, n_l in enumerate(self.counts) if n_l == 0]
+
+
+class HaarFit:
+    """Leaf masses from the Haar coefficients of a ``haar-histogram`` and its query variances."""
+
+    def __init__(self, mechanism, counts: np.ndarray, signs: np.ndarray):
+        self.mechanism, self.gap = mechanism, 2 * mechanism.p - 1
+        self.counts = np.asarray(counts, dtype=np.int64)
+        sizes = mechanism.level_sizes
+        splits = np.cumsum([2 * size for size in sizes])[:-1]
+        self.coefficients = []
+        for size, n_l, pairs in zip(sizes, self.counts, np.split(np.asarray(signs, dtype=np.int64), splits),
+                                    strict=True):
+            zeros_ones = pairs.reshape(size, 2)
+            total = (zeros_ones[:, 1] - zeros_ones[:, 0]).astype(np.float64)
+            self.coefficients.append(fwht(total) / (n_l * self.gap) if n_l else np.zeros(size))
+        masses = np.ones(1)
+        for w in self.coefficients:
+            masses = np.stack([(masses + w) / 2, (masses - w) / 2], axis=1).ravel()
+        self.leaves = masses
+
+    def leaf_masses(self) -> np.ndarray:
+        return self.leaves
+
+    def level_weights(self, u: np.ndarray) -> list[np.ndarray]:
+        """``a_l = d (u . f_leaves) / d w_l`` for leaf weights ``u`` of shape ``(bins, m)``."""
+        bar = np.asarray(u, dtype=np.float64)
+        weights = []
+        for _ in self.coefficients:
+            left, right = bar[0::2], bar[1::2]
+            weights.append((left - right) / 2)
+            bar = (left + right) / 2
+        return weights[::-1]
+
+    def variance(self, u: np.ndarray) -> np.ndarray:
+        u = np.asarray(u, dtype=np.float64)
+        total = np.zeros(u.shape[1])
+        for n_l, a, w in zip(self.counts, self.level_weights(u), self.coefficients, strict=True):
+            largest = (a ** 2).max(axis=0)
+            if n_l == 0:
+                total += largest
+                continue
+            spread = (a ** 2).sum(axis=0) / self.gap ** 2
+            if n_l == 1:
+                total += spread
+                continue
+            unbiased = (spread - (a * w[:, None]).sum(axis=0) ** 2) / (n_l - 1)
+            total += np.maximum(unbiased, (spread - largest) / n_l)
+        return total
+
+    def empty_levels(self) -> list[int]:
+        return [level + 1 for level, n_l in enumerate(self.counts) if n_l == 0]
