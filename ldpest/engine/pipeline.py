@@ -16,7 +16,7 @@ from ..contract.registry import estimator as make_estimator
 from ..contract.registry import get_registry, parameters_of
 from ..io.layout import column_kind, decoding, table_mechanism_and_columns
 from ..io.sources import open_reports
-from ..io.tables import CsvSource, located, open_source
+from ..io.tables import CsvSource, column_units, located, open_source
 from ..io.writers import ReportWriter
 from ..privacy.rng import resolve_rng
 from ..util.errors import DataError, ParameterError
@@ -89,6 +89,11 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
         options["categories"] = parse_list(categories)
     if columns and "names" not in options and _takes_parameter(name, "names"):
         options["names"] = list(columns)  # result dims named after the input columns
+    if (raw_data is not None and columns and len(columns) == 1 and "units" not in options
+            and _takes_parameter(name, "units")):
+        units = column_units(raw_data, columns[0])
+        if units is not None:
+            options["units"] = units  # what the data file says its column is measured in
     if (raw_data is not None and "expected_n" not in options and "auto" in options.values()
             and _takes_parameter(name, "expected_n")):
         options["expected_n"] = count_rows(raw_data, header)

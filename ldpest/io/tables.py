@@ -231,3 +231,31 @@ def open_source(path, header: bool = True):
     if Path(path).suffix.lower() == ".parquet":
         return ParquetSource.open(path)
     return CsvSource.open(path, header=header)
+
+
+def column_units(path, column: str) -> str | None:
+    """The units a data file states for ``column``, or None: a Parquet field's ``units`` metadata,
+    or for a CSV file the ``units`` of that column in its CSVW sidecar ``<file>-metadata.json``
+    (the form ldpest writes its own CSV results in)."""
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        if column not in schema.names:
+            return None
+        units = (schema.field(column).metadata or {}).get(b"units")
+        return units.decode() if units else None
+    sidecar = path.with_name(path.name + "-metadata.json")
+    if not sidecar.is_file():
+        return None
+    try:
+        described = json.loads(sidecar.read_text())
+        entries = described["tableSchema"]["columns"]
+    except (ValueError, KeyError, TypeError):
+        raise DataError(f"{sidecar}: not a CSVW description (tableSchema.columns)") from None
+    for entry in entries:
+        if isinstance(entry, dict) and column in (entry.get("name"), entry.get("titles")):
+            units = entry.get("units")
+            return units if isinstance(units, str) and units else None
+    return None

@@ -77,6 +77,11 @@ class BoundedMechanism(Mechanism):
 
     def encode_data(self, data) -> np.ndarray:
         x = np.asarray(data)
+        if x.dtype == object:  # numbers in a list of mixed Python objects (e.g. a channel's inputs)
+            try:
+                x = x.astype(np.float64)
+            except (TypeError, ValueError):
+                raise DataError(f"data for {self.name!r} must be numbers") from None
         if x.dtype.kind not in "iuf":
             raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
         if x.ndim == 2 and x.shape[1] == 1:

@@ -134,7 +134,8 @@ class RangeEstimator(_TreeEstimator):
         name = mechanism.variable
         return EstimateParts(
             variable="probability", estimate=estimate, stderr=stderr, dims=("range",),
-            coords={"range": labels, "range_low": ("range", pairs[:, 0]), "range_high": ("range", pairs[:, 1])},
+            coords={"range": labels, "range_low": _axis("range", pairs[:, 0], mechanism),
+                    "range_high": _axis("range", pairs[:, 1], mechanism)},
             long_name=f"estimated probability that {name or 'the number'} lies in the range",
             unprojected=unprojected, projection=self._params["projection"], uncertainty_of="unprojected",
             stderr_method="analytic (the oracles' exact variance at the estimate)", units="1",
@@ -179,11 +180,11 @@ class CdfEstimator(_TreeEstimator):
             estimate = unprojected
         dim = mechanism.variable or "x"
         return EstimateParts(
-            variable="cdf", estimate=estimate, stderr=stderr, dims=(dim,), coords={dim: points},
+            variable="cdf", estimate=estimate, stderr=stderr, dims=(dim,), coords={dim: _axis(dim, points, mechanism)},
             long_name=None if mechanism.variable is None else f"estimated CDF of {mechanism.variable}",
             unprojected=unprojected, projection=self._params["projection"], uncertainty_of="unprojected",
             stderr_method="analytic (the oracles' exact variance at the estimate)",
-            attrs={**self._attrs(mechanism, fit), "points_units": mechanism.units or ""})
+            attrs=self._attrs(mechanism, fit))
 
 
 class QuantileEstimator(_TreeEstimator):
@@ -215,7 +216,7 @@ class QuantileEstimator(_TreeEstimator):
         stderr = (upper - lower) / (2 * scipy_stats.norm.ppf(0.975))
         return EstimateParts(
             variable="quantile", estimate=estimate, stderr=stderr, dims=("level",),
-            coords={"level": levels, "edge": edges},
+            coords={"level": levels, "edge": _axis("edge", edges, mechanism)},
             long_name=None if mechanism.variable is None else f"estimated quantile of {mechanism.variable}",
             units=mechanism.units, projection="monotone",
             stderr_method="half the 95% test-inversion interval over z_0.975",
@@ -228,6 +229,11 @@ class QuantileEstimator(_TreeEstimator):
         return (*test_inversion(edges, result["edge_cdf"].values, result["edge_cdf_variance"].values,
                                 result["leaf_mass"].values, result["leaf_mass_variance"].values,
                                 result["level"].values, level), "test inversion of F(x) = level")
+
+
+def _axis(dim: str, values, mechanism):
+    """A coordinate in the data's units: ``(dim, values, {"units": ...})`` when they are known."""
+    return (dim, np.asarray(values), {"units": mechanism.units}) if mechanism.units else (dim, np.asarray(values))
 
 
 def _inverse(edges: np.ndarray, cdf: np.ndarray, q: float) -> float:

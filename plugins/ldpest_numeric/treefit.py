@@ -16,8 +16,10 @@ variance is a sum over levels of the level's oracle variance of the weights the 
   of the two passes (:meth:`TreeFit.level_weights`), and for weights ``g`` on a level of ``n_l``
   reports ``n_l Var(g . theta_hat)`` is, with ``pi_j = q + (p - q) theta_j``,
   OUE ``sum g_j^2 pi_j (1 - pi_j) + (p - q)^2 (sum g_j^2 theta_j^2 - (g . theta)^2)`` and k-RR
-  ``sum g_j^2 pi_j - (g . pi)^2``, both over ``(p - q)^2`` (MATH-DERIVATIONS-style derivation in
-  docs/numeric.md), evaluated at the consistent estimate moved onto the simplex.  A level without
+  ``sum g_j^2 pi_j - (g . pi)^2``, both over ``(p - q)^2`` (derived in docs/numeric.md),
+  evaluated at the consistent estimate moved onto the simplex with one pseudo-report spread
+  uniformly (``(n_l theta + 1 / k) / (n_l + 1)``: at large epsilon a node without reports would
+  otherwise get a variance near 0).  A level without
   reports gets no weight: its nodes split their parent's mass equally (the result warns).
 * :class:`HaarFit` (``haar-histogram``): each level's coefficients ``w_hat = H T / (n_l (2p - 1))``
   (``T[r]``: the sum of the level's +-1 bits sent with row ``r``), unbiased for ``mass(left half) -
@@ -114,7 +116,9 @@ class TreeFit:
         for oracle, n_l, g, nodes in zip(self.oracles, self.counts, self.level_weights(u), self.nodes, strict=True):
             if n_l == 0:
                 continue
-            theta = _on_simplex(nodes)[:, None]
+            # one pseudo-report spread uniformly: a node with no report at large epsilon would
+            # otherwise get a variance near 0 and an interval that misses its small mass
+            theta = ((n_l * _on_simplex(nodes) + 1.0 / len(nodes)) / (n_l + 1))[:, None]
             p, q = oracle.p, oracle.q
             pi = q + (p - q) * theta
             if oracle.kind == "randomized-response":

@@ -37,3 +37,10 @@ def test_the_variance_table_is_the_closed_forms():
                                       continuous_hybrid_variance), strict=True):
             digits = len(text.split(".")[1])
             assert round(form(float(epsilon)), digits) == float(text)
+
+
+def test_the_ranges_example_runs(capsys):
+    example = next(b for b in re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
+                   if "hierarchical-histogram" in b)
+    exec(compile(example, str(PAGE), "exec"), {"__name__": "numeric_doc"})
+    assert "P(latency >= 200 ms)" in capsys.readouterr().out
