@@ -9,12 +9,13 @@ from .ems import EMSEstimator
 from .estimator import MeanEstimator, VarianceEstimator
 from .family import Numeric
 from .mechanisms import Duchi, Hybrid, NumericMechanism, Piecewise, SquareWave
+from .multi import Multidimensional
 from .ranges import CdfEstimator, QuantileEstimator, RangeEstimator
 from .tree import HaarHistogram, HierarchicalHistogram
 
 __all__ = [
     "CdfEstimator", "Duchi", "EMSEstimator", "HaarHistogram", "HierarchicalHistogram", "Hybrid", "MeanEstimator",
-    "Numeric", "NumericMechanism", "Piecewise", "QuantileEstimator", "RangeEstimator", "SquareWave",
+    "Multidimensional", "Numeric", "NumericMechanism", "Piecewise", "QuantileEstimator", "RangeEstimator", "SquareWave",
     "VarianceEstimator",
 ]
 
@@ -27,6 +28,7 @@ def register_mechanisms(register):
     register(SquareWave)
     register(HierarchicalHistogram)
     register(HaarHistogram)
+    register(Multidimensional)
 
 
 @ldpest.hookimpl

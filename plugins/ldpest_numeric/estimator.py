@@ -36,6 +36,7 @@ from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import check_choice
 
 from .mechanisms import NumericMechanism
+from .multi import Multidimensional
 
 PROJECTIONS = ("clip", "none")
 
@@ -45,16 +46,20 @@ class MeanEstimator(Estimator):
 
     name = "mean"
     family = "numeric"
-    accepts = (NumericMechanism,)
+    accepts = (NumericMechanism, Multidimensional)
     parameter_help = {"projection": "'clip' (the mean moved into [low, high]) or 'none' (the unbiased mean)"}
 
     def __init__(self, *, projection="clip"):
         self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
 
     def _aggregate(self, mechanism, values):
+        if isinstance(mechanism, Multidimensional):
+            return {"counts": mechanism.code_counts(values)}
         return {"counts": code_counts(mechanism, values)}
 
     def _finalize(self, mechanism, arrays, n):
+        if isinstance(mechanism, Multidimensional):
+            return self._finalize_attributes(mechanism, np.asarray(arrays["counts"], dtype=np.float64), n)
         counts, n = first_part(mechanism, arrays["counts"])
         values = mechanism.code_values
         mean_t = float(counts @ values) / n
@@ -72,6 +77,36 @@ class MeanEstimator(Estimator):
             attrs={"low": mechanism.low, "high": mechanism.high, "reports_of_x": n,
                    "data_outside_bounds": mechanism.outside_note()})
 
+    def _finalize_attributes(self, mechanism, counts, n):
+        """Each attribute's mean from ``Y_j = (d / k) v 1{j picked}`` (ldpest_numeric.multi)."""
+        scale = mechanism.d / mechanism.k
+        unprojected, stderr, low, high = [], [], [], []
+        for j, attribute in enumerate(mechanism.attributes):
+            values = attribute.code_values
+            row = counts[j, :len(values)]
+            mean_t = scale * float(row @ values) / n
+            if n == 1:
+                variance = scale * (attribute.worst_case_variance() + 1.0)
+            else:
+                second = scale ** 2 * float(row @ values ** 2) / n
+                floor = scale * max(attribute.least_variance(), attribute.rounding_variance())
+                variance = max((second - mean_t ** 2) * n / (n - 1), floor)
+            unprojected.append(float(attribute.to_data_units(mean_t)))
+            stderr.append(np.sqrt(variance / n) * attribute.half_width)
+            low.append(attribute.low)
+            high.append(attribute.high)
+        unprojected = np.array(unprojected)
+        estimate = unprojected if self._params["projection"] == "none" else np.clip(unprojected, low, high)
+        units = mechanism.params["units"]
+        same = units[0] if units is not None and len(set(units)) == 1 else None
+        return EstimateParts(
+            variable="mean", estimate=estimate, stderr=np.array(stderr), dims=("attribute",),
+            coords={"attribute": np.array(mechanism.names)}, unprojected=unprojected, units=same,
+            projection=self._params["projection"], uncertainty_of="unprojected",
+            stderr_method="sample variance of (d / k) v over the reports, floored",
+            attrs={"attribute_units": json.dumps(units), "attributes_per_report": mechanism.k,
+                   "base": mechanism.params["base"], "data_outside_bounds": mechanism.attributes[0].outside_note()})
+
     @staticmethod
     def report_variance(mechanism, counts, mean_t, n) -> tuple[float, str]:
         """The estimated variance of one report's value (units of ``t``) and how it was estimated."""
@@ -87,19 +122,16 @@ class MeanEstimator(Estimator):
     def interval(self, result, level):
         mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
         n = int(result.attrs.get("reports_of_x", result.attrs["n"]))
-        if mechanism.sign_code is not None:
+        if isinstance(mechanism, NumericMechanism) and mechanism.sign_code is not None:
             plus = result["counts"].values[mechanism.sign_code]
             below, above = clopper_pearson(np.array(plus), n, level)
             p = float(mechanism.keep)
             ends = [mechanism.to_data_units((share - (1 - p)) / (2 * p - 1) * 2 - 1) for share in (below, above)]
-            method = "exact (Clopper-Pearson on the count of +C reports)"
-        else:
-            centre, stderr = float(result["unprojected"]), float(result["stderr"])
-            critical = scipy_stats.t.ppf(0.5 + level / 2, df=max(n - 1, 1))
-            ends = [centre - critical * stderr, centre + critical * stderr]
-            method = "Student t"
-        lower, upper = (np.asarray(end, dtype=np.float64) for end in ends)
-        return lower, upper, method
+            lower, upper = (np.asarray(end, dtype=np.float64) for end in ends)
+            return lower, upper, "exact (Clopper-Pearson on the count of +C reports)"
+        centre, stderr = result["unprojected"].values, result["stderr"].values
+        critical = scipy_stats.t.ppf(0.5 + level / 2, df=max(n - 1, 1))
+        return centre - critical * stderr, centre + critical * stderr, "Student t"
 
 
 def code_counts(mechanism, values) -> np.ndarray:

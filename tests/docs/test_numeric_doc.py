@@ -44,3 +44,10 @@ def test_the_ranges_example_runs(capsys):
                    if "hierarchical-histogram" in b)
     exec(compile(example, str(PAGE), "exec"), {"__name__": "numeric_doc"})
     assert "P(latency >= 200 ms)" in capsys.readouterr().out
+
+
+def test_the_multidimensional_example_runs(capsys):
+    example = next(b for b in re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
+                   if "multidimensional" in b)
+    exec(compile(example, str(PAGE), "exec"), {"__name__": "numeric_doc"})
+    assert "latency" in capsys.readouterr().out

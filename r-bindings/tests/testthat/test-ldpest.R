@@ -340,6 +340,25 @@ test_that("a private mean of bounded numbers: hybrid, duchi and piecewise (the n
   expect_match(attr(clipped, "data_outside_bounds"), "clipped")
 })
 
+test_that("quantiles, a CDF and ranges from a hierarchical histogram", {
+  set.seed(5)
+  x <- pmin(rgamma(50000, 2, 1 / 40), 500)
+  r <- ldp_privatize(x, "hierarchical-histogram", epsilon = 2, low = 0, high = 500, bins = 64,
+                     units = "ms", seed = 1)
+  q <- ldp_estimate(r, estimator = "quantile", levels = c(0.5, 0.9))
+  ci <- confint(q)
+  truth <- quantile(x, c(0.5, 0.9), names = FALSE)
+  expect_true(all(ci[, 1] <= truth + 8 & truth - 8 <= ci[, 2]))  # 8 ms: one leaf
+  expect_match(paste(capture.output(print(q)), collapse = "\n"), "test inversion")
+  cdf <- as.data.frame(ldp_estimate(r))
+  expect_equal(nrow(cdf), 65)
+  expect_true(all(diff(cdf$cdf) >= 0))
+  g <- ldp_estimate(r, estimator = "range", ranges = list(c(200, 500)))
+  expect_lt(abs(as.vector(g) - mean(x >= 200)), 5 * attr(g, "stderr"))
+  expect_error(ldp_privatize(x, "hierarchical-histogram", epsilon = 1, low = 0, high = 500, bins = 100),
+               "power of branching", class = "ldpest_error")
+})
+
 test_that("ldp_plan plans a mean from its range", {
   p <- ldp_plan(low = 0, high = 500, epsilon = 1, stderr = 2)
   expect_equal(p$mechanism[1], "hybrid")
