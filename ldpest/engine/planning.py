@@ -155,10 +155,11 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
 
 
 def numeric_mechanism_names() -> list[str]:
-    """Registered mechanisms of the numeric family (they state ``worst_case_variance`` in units of
-    ``t = 2 (x - low) / (high - low) - 1``)."""
+    """Registered mechanisms of the numeric family that state ``worst_case_variance`` of one number
+    (units of ``t = 2 (x - low) / (high - low) - 1``): the trees and several numbers do not."""
     registry = get_registry()
-    return [info.name for info in registry.infos() if info.kind == "mechanism" and info.family == "numeric"]
+    return [info.name for info in registry.infos() if info.kind == "mechanism" and info.family == "numeric"
+            and hasattr(registry.get("mechanism", info.name), "worst_case_variance")]
 
 
 def plan_mean(mechanism: str = "all", *, low, high, epsilon=None, n=None, stderr=None):

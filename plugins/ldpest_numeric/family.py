@@ -19,11 +19,18 @@ class Numeric(ldpest.Family):
     metric = "squared error of the statistic"
 
     def truth(self, mechanism, given):
+        if hasattr(mechanism, "attributes"):  # multidimensional: one law per attribute (one serves all)
+            laws = distributions(given, mechanism.d)
+            return laws, np.array([a.low + (a.high - a.low) * law.expect(lb=0, ub=1, conditional=True)
+                                   for a, law in zip(mechanism.attributes, laws, strict=True)])
         dist = distributions(given, 1)[0]
         mean01 = dist.expect(lb=0, ub=1, conditional=True)
         return dist, mechanism.low + (mechanism.high - mechanism.low) * mean01
 
     def sample(self, mechanism, truth, n, rng):
+        if hasattr(mechanism, "attributes"):
+            return np.column_stack([a.low + (a.high - a.low) * truncated_sample(law, n, rng)
+                                    for a, law in zip(mechanism.attributes, truth[0], strict=True)])
         return mechanism.low + (mechanism.high - mechanism.low) * truncated_sample(truth[0], n, rng)
 
     def _cdf01(self, dist, u):
@@ -40,7 +47,7 @@ class Numeric(ldpest.Family):
     def error(self, mechanism, result, truth):
         dist = truth[0]
         if "mean" in result:
-            return float((result["mean"].values - truth[1]) ** 2)
+            return float(np.sum((result["mean"].values - truth[1]) ** 2))
         if "variance" in result:
             second = dist.expect(lambda u: u * u, lb=0, ub=1, conditional=True)
             exact = (second - ((truth[1] - mechanism.low) / (mechanism.high - mechanism.low)) ** 2)
@@ -72,6 +79,8 @@ class Numeric(ldpest.Family):
         if estimator.name == "quantile":
             raise NotImplementedError("a quantile is a non-linear function of the CDF: not unbiased")
         x = np.asarray(mechanism.encode_data(data))
+        if hasattr(mechanism, "attributes"):
+            return "unprojected", x.mean(axis=0)
         if estimator.name in ("cdf", "range"):
             from .ranges import below_weights
 

@@ -158,3 +158,15 @@ def test_the_cli_names_the_attributes_after_the_columns(tmp_path):
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "means.csv").read_text()
     assert text.splitlines()[0].startswith("attribute,mean") and "cpu" in text
+
+
+def test_simulate_scores_the_attribute_means(tmp_path):
+    done = subprocess.run([LDPEST, "simulate", "-m", "multidimensional", "-e", "5", "--n", "1e3,1e4", "--truth",
+                           "beta(2,2)", "-p", "low=[0, 0]", "-p", "high=[1, 1]", "--reps", "4", "-o", "s.nc"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    import xarray as xr
+
+    with xr.open_dataset(tmp_path / "s.nc") as study:
+        errors = study[next(iter(study.data_vars))].values.ravel()
+    assert np.all(np.isfinite(errors)) and errors[0] > errors[-1]  # the error falls with n

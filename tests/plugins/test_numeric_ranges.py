@@ -408,6 +408,9 @@ def test_the_cli_estimates_quantiles_in_the_columns_units_and_writes_every_forma
     assert result["latency"].attrs["units"] == "ms" and result.attrs["estimator"] == "cdf"
     assert json.loads((tmp_path / "cdf.json").read_text())["coords"]["latency"]["attrs"]["units"] == "ms"
     assert run("plot", "cdf.nc", "-o", "cdf.png", cwd=tmp_path).returncode == 0
+    done = run(*common, "--estimator", "quantile", "-o", "q.nc", cwd=tmp_path)
+    assert done.returncode == 0 and run("plot", "q.nc", "-o", "q.png", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "q.png").stat().st_size > 10_000
     bad = run(*common, "--estimator", "range", cwd=tmp_path)
     assert bad.returncode != 0 and "range needs ranges" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -434,9 +437,13 @@ def test_simulate_draws_the_tree_exactly_at_large_n(tmp_path):
 
 def test_streaming_and_dask_give_the_same_cdf(tmp_path):
     mech = tree(1.0, bins=64)
-    reports = mech.privatize(leaf_data(mech, TRUTH64, 20_000, np.random.default_rng(1)), rng=2)
+    generator = np.random.default_rng(1)
+    reports = mech.privatize(leaf_data(mech, TRUTH64, 20_000, generator), rng=generator)
     reports.to_netcdf(tmp_path / "r.nc")
     whole = ldpest.estimate(reports)
-    chunked = ldpest.estimate(ldpest.read_reports(tmp_path / "r.nc", chunks=3000))
-    np.testing.assert_allclose(chunked["cdf"].values, whole["cdf"].values)
-    np.testing.assert_allclose(chunked["stderr"].values, whole["stderr"].values)
+    for parted in (ldpest.estimate(reports.chunks(3_000), "cdf"),
+                   *(ldpest.estimate(ldpest.open_reports(tmp_path / "r.nc", part_bytes=200_000), scheduler=scheduler)
+                     for scheduler in (None, "synchronous"))):
+        np.testing.assert_array_equal(parted["cdf"].values, whole["cdf"].values)
+        np.testing.assert_array_equal(parted["stderr"].values, whole["stderr"].values)
+        assert int(parted.attrs["n"]) == 20_000
