@@ -390,10 +390,10 @@ class HaarHistogram(_LeafMechanism):
         if values.ndim != 2 or values.shape[1] != 3 or values.dtype.kind not in "iuf":
             raise DataError(f"reports of {self.name!r} must be 3 integer columns (level, row, bit), "
                             f"got shape {values.shape}")
-        if values.dtype.kind == "f" and not np.all(np.isfinite(values) & (values == np.round(values))):
-            raise DataError(f"reports of {self.name!r} must be integers",
-                            row=int(np.flatnonzero(~np.all(np.isfinite(values) & (values == np.round(values)),
-                                                            axis=1))[0]))
+        if values.dtype.kind == "f":
+            whole = np.all(np.isfinite(values) & (values == np.round(values)), axis=1)
+            if not whole.all():
+                raise DataError(f"reports of {self.name!r} must be integers", row=int(np.flatnonzero(~whole)[0]))
         values = values.astype(np.int64)
         levels = values[:, 0]
         bad = (levels < 1) | (levels > self.depth)
