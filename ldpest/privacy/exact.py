@@ -234,10 +234,14 @@ def randomized_rounding(values, low: float, high: float, steps: int, rng) -> np.
     uses, and any mixture of epsilon-private rows is epsilon-private; its float rounding costs
     unbiasedness at most 2^-53 of a grid step, never privacy (:func:`rounding_mixture` gives the
     mixture the kit checks)."""
-    scaled = (np.asarray(values, dtype=np.float64) - low) * (steps / (high - low))
-    lower = np.clip(np.floor(scaled), 0, steps)
-    up = rng.random(scaled.shape) < (scaled - lower)
-    return np.minimum(lower + up, steps).astype(np.int64)
+    scaled = np.subtract(values, low, dtype=np.float64)
+    scaled *= steps / (high - low)
+    lower = np.floor(scaled)
+    np.clip(lower, 0, steps, out=lower)
+    scaled -= lower  # the fraction: the probability of rounding up
+    index = lower.astype(np.int64)
+    index += rng.random(scaled.shape) < scaled
+    return np.minimum(index, steps, out=index)
 
 
 def rounding_mixture(value: float, low: float, high: float, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ from ldpest import DataError, EstimateParts, Estimator, ParameterError
 from ldpest.util.validation import check_positive_int, check_positive_real
 
 from .estimator import code_counts
-from .mechanisms import NumericMechanism
+from .mechanisms import NumericMechanism, Piecewise
 
 
 def bucket_matrix(steps: int, bins: int) -> np.ndarray:
@@ -41,21 +41,69 @@ def smooth(theta: np.ndarray) -> np.ndarray:
     return out / out.sum()
 
 
-def em_smoothing(matrix: np.ndarray, counts: np.ndarray, tolerance: float, max_iterations: int,
+class DenseChannel:
+    """``M`` as a matrix: ``forward(theta) = theta M`` (the law of a code), ``adjoint(v) = M v``."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.matrix, self.bins = matrix, matrix.shape[0]
+
+    def forward(self, theta: np.ndarray) -> np.ndarray:
+        return theta @ self.matrix
+
+    def adjoint(self, values: np.ndarray) -> np.ndarray:
+        return self.matrix @ values
+
+
+class WindowChannel:
+    """``M`` of a piecewise or square-wave lattice without the matrix: cell ``k`` has probability
+    ``P_out + (P_in - P_out) [j <= k < j + W]`` from grid point ``j``, so both products are sums
+    over windows of ``W`` consecutive entries (cumulative sums), and the buckets' rounding weights
+    are repeats: ``O(steps)`` per product instead of ``O(bins (steps + W))``."""
+
+    def __init__(self, lattice, bins: int):
+        self.steps, self.inside, self.per = lattice.steps, lattice.inside, lattice.steps // bins
+        self.bins = bins
+        p_in, p_out = lattice.levels
+        self.p_out, self.gap = float(p_out), float(p_in - p_out)
+        cells = np.arange(self.inside + self.steps)
+        self.first = np.maximum(cells - self.inside + 1, 0)  # the grid points whose window holds cell k
+        self.last = np.minimum(cells, self.steps) + 1
+
+    def forward(self, theta: np.ndarray) -> np.ndarray:
+        spread = np.repeat(theta / self.per, self.per)
+        grid = (np.concatenate([spread, [0.0]]) + np.concatenate([[0.0], spread])) / 2  # bucket_matrix rows
+        cumulative = np.concatenate([[0.0], np.cumsum(grid)])
+        return self.p_out * cumulative[-1] + self.gap * (cumulative[self.last] - cumulative[self.first])
+
+    def adjoint(self, values: np.ndarray) -> np.ndarray:
+        cumulative = np.concatenate([[0.0], np.cumsum(values)])
+        grid = self.p_out * cumulative[-1] + self.gap * (cumulative[self.inside:self.inside + self.steps + 1]
+                                                         - cumulative[:self.steps + 1])
+        pairs = grid[:-1] + grid[1:]
+        return pairs.reshape(self.bins, self.per).sum(axis=1) / (2 * self.per)
+
+
+def em_smoothing(channel, counts: np.ndarray, tolerance: float, max_iterations: int,
                  start: np.ndarray | None = None) -> tuple[np.ndarray, int, bool]:
-    """``(theta, iterations, converged)`` of EMS on the code counts (module docstring)."""
-    total = counts.sum()
-    theta = np.full(matrix.shape[0], 1.0 / matrix.shape[0]) if start is None else start.copy()
-    seen = counts > 0
-    rows, observed = matrix[:, seen], counts[seen] / total
+    """``(theta, iterations, converged)`` of EMS on the code counts (module docstring); ``channel``
+    a :class:`DenseChannel` or :class:`WindowChannel` (every law ``theta M`` is positive: each code
+    has a positive probability from every input)."""
+    observed = counts / counts.sum()
+    theta = np.full(channel.bins, 1.0 / channel.bins) if start is None else start.copy()
     for iteration in range(1, max_iterations + 1):
-        law = theta @ rows
-        updated = smooth(theta * (rows @ (observed / law)))
+        updated = smooth(theta * channel.adjoint(observed / channel.forward(theta)))
         moved = np.abs(updated - theta).sum()
         theta = updated
         if moved < tolerance:
             return theta, iteration, True
     return theta, max_iterations, False
+
+
+def channel_of(mechanism, bins: int):
+    """The fast :class:`WindowChannel` for piecewise and square wave, else the dense matrix."""
+    if isinstance(mechanism, Piecewise):
+        return WindowChannel(mechanism.lattice, bins)
+    return DenseChannel(bucket_matrix(len(mechanism.grid()) - 1, bins) @ mechanism.base_channel().probabilities())
 
 
 class EMSEstimator(Estimator):
@@ -90,17 +138,17 @@ class EMSEstimator(Estimator):
     def _finalize(self, mechanism, arrays, n):
         self.check_accepts(mechanism)
         bins, tolerance, most = (self._params[k] for k in ("bins", "tolerance", "max_iterations"))
-        matrix = bucket_matrix(len(mechanism.grid()) - 1, bins) @ mechanism.base_channel().probabilities()
+        channel = channel_of(mechanism, bins)
         counts = np.asarray(arrays["counts"], dtype=np.float64)
         if counts.sum() == 0:
             raise DataError("no reports: ems needs at least one")
-        theta, iterations, converged = em_smoothing(matrix, counts, tolerance, most)
+        theta, iterations, converged = em_smoothing(channel, counts, tolerance, most)
         width = (mechanism.high - mechanism.low) / bins
         draws = self._params["bootstrap"]
         if draws:
             rng = np.random.default_rng(np.asarray(arrays["counts"], dtype=np.int64))  # reproducible per data
-            law = theta @ matrix
-            again = [em_smoothing(matrix, rng.multinomial(n, law / law.sum()).astype(np.float64), 10 * tolerance,
+            law = channel.forward(theta)
+            again = [em_smoothing(channel, rng.multinomial(n, law / law.sum()).astype(np.float64), 10 * tolerance,
                                   most, start=theta)[0] for _ in range(draws)]
             stderr = np.std(again, axis=0, ddof=1) / width
             method = f"parametric bootstrap ({draws} draws; the spread, not the smoothing's bias)"

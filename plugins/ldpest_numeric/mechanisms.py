@@ -283,6 +283,11 @@ class _Lattice(NumericMechanism):
         """The output window's width in units of the input range (None: the piecewise one)."""
         return None
 
+    @property
+    def lattice(self) -> PiecewiseLattice:
+        """The piecewise lattice (of the piecewise branch, for the hybrid)."""
+        return self._piecewise
+
     def grid(self):
         steps = self._params["steps"]
         return -1.0 + 2.0 * np.arange(steps + 1) / steps

@@ -25,7 +25,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, Mechanism, ParameterError
 from ldpest.privacy.exact import random_words, ratio_within
-from ldpest.util.validation import check_choice, check_epsilon, check_positive_int
+from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int
 
 from .mechanisms import DEFAULT_STEPS, Duchi, Hybrid, Piecewise
 
@@ -117,28 +117,47 @@ class Multidimensional(Mechanism):
                 x = x.astype(np.float64)
             except (TypeError, ValueError):
                 raise DataError(f"data for {self.name!r} must be numbers") from None
-        columns = []
-        for j, attribute in enumerate(self._attributes):
-            try:
-                columns.append(attribute.encode_data(x[:, j]))
-            except DataError as exc:
-                raise DataError(f"attribute {self.names[j]!r}: {exc.args[0]}", row=getattr(exc, "row", None)) from None
-        return np.column_stack(columns)
+        if x.dtype.kind not in "iuf":
+            raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
+        x = check_finite("data", x.astype(np.float64))
+        low, high = np.array(self._params["low"]), np.array(self._params["high"])
+        outside = (x < low) | (x > high)
+        if outside.any():
+            if self._params["outside"] == "clip":
+                return np.clip(x, low, high)
+            row, j = (int(i[0]) for i in np.nonzero(outside))
+            raise DataError(f"attribute {self.names[j]!r}: {int(outside[:, j].sum())} value(s) outside [low, high] = "
+                            f"[{low[j]:g}, {high[j]:g}] (first: {x[row, j]:g}); give outside='clip' to clip them",
+                            row=row)
+        return x
 
     def picks(self, n: int, rng) -> np.ndarray:
-        """``(n, k)`` attributes, each row ``k`` distinct ones uniformly (the smallest of ``d`` random
-        words; two equal words, probability below ``d^2 / 2^65``, favour the lower attribute)."""
+        """``(n, k)`` attributes, each row ``k`` distinct ones uniformly, in increasing order as in the
+        channel: for ``k = 1`` an exactly uniform integer, else the ``k`` smallest of ``d`` random
+        words (two equal words, probability below ``d^2 / 2^65``, may favour one attribute; the
+        picks ignore the data, so this touches accuracy, never privacy)."""
+        if self.k == 1:
+            return rng.integers(0, self.d, size=(n, 1))
+        if self.k == self.d:
+            return np.broadcast_to(np.arange(self.d), (n, self.d)).copy()
         keys = random_words(rng, (n, self.d))
-        return np.sort(np.argsort(keys, axis=1, kind="stable")[:, :self.k], axis=1)  # in order: as the channel
+        return np.sort(np.argpartition(keys, self.k - 1, axis=1)[:, :self.k], axis=1)
 
     def _privatize(self, x, rng):
         n = x.shape[0]
-        picked = self.picks(n, rng)
-        codes = np.empty((n, self.k), dtype=np.int64)
+        k = self.k
+        out = np.empty((n, 2 * k), dtype=np.uint32)
+        out[:, :k] = picked = self.picks(n, rng)
+        # the (record, slot) pairs of each attribute, grouped by one stable sort of the picks
+        flat = picked.ravel().astype(np.uint16)
+        order = np.argsort(flat, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=self.d))])
+        columns = x.T
         for j, attribute in enumerate(self._attributes):
-            rows, slots = np.nonzero(picked == j)
-            codes[rows, slots] = attribute.sample_codes(x[rows, j], rng)
-        return np.concatenate([picked, codes], axis=1).astype(np.uint32)
+            pairs = order[bounds[j]:bounds[j + 1]]
+            rows = pairs // k
+            out[rows, k + pairs % k] = attribute.sample_codes(columns[j][rows], rng)
+        return out
 
     def encode_reports(self, values):
         values = np.asarray(values)
@@ -167,8 +186,8 @@ class Multidimensional(Mechanism):
     def code_counts(self, values) -> np.ndarray:
         """``(d, codes)``: how often each attribute was sent with each code (additive)."""
         width = max(a.code_count for a in self._attributes)
-        picked, codes = values[:, :self.k].astype(np.int64), values[:, self.k:].astype(np.int64)
-        flat = np.bincount((picked * width + codes).ravel(), minlength=self.d * width)
+        index = values[:, :self.k] * np.uint32(width) + values[:, self.k:]  # uint32: d * width < 2^32
+        flat = np.bincount(index.ravel(), minlength=self.d * width)
         return flat.reshape(self.d, width)
 
     def level_ratio(self) -> Fraction:
