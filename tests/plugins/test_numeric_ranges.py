@@ -293,6 +293,40 @@ def test_a_quantile_is_the_inverse_of_the_monotone_cdf():
     assert with_ci["lower"].attrs["method"] == "test inversion of F(x) = level"
 
 
+@pytest.mark.parametrize("kind", ["randomized-response", "optimized-unary"])
+def test_the_per_level_variance_estimate_is_unbiased_and_matches_the_closed_forms(kind):
+    """``report_spread`` is the docs' closed form at any law, and ``n / (n - 1)`` times it at the
+    unbiased ``theta_hat`` of n reports has mean ``Var(Z)``: over 20,000 exact draws at n = 5, within
+    5 standard errors, while the plug-in alone (4/5 of it) is more than 5 below."""
+    from ldpest_numeric.tree import LevelOracle
+    from ldpest_numeric.treefit import report_spread
+
+    rng = np.random.default_rng(17)
+    oracle, n, reps = LevelOracle(kind, 8, 2.0), 5, 20_000
+    theta, g = rng.dirichlet(np.ones(8)), rng.normal(size=(8, 1))
+    p, q = oracle.p, oracle.q
+    pi = q + (p - q) * theta[:, None]
+    if kind == "randomized-response":
+        closed = (g ** 2 * pi).sum(0) - ((g * pi).sum(0)) ** 2
+    else:
+        closed = (g ** 2 * pi * (1 - pi)).sum(0) + (p - q) ** 2 * ((g ** 2 * theta[:, None] ** 2).sum(0)
+                                                                   - ((g * theta[:, None]).sum(0)) ** 2)
+    truth = report_spread(oracle, g, theta[:, None])
+    assert truth == pytest.approx(closed, rel=1e-12)
+    estimates = []
+    for _ in range(reps):
+        if kind == "randomized-response":
+            ones = rng.multinomial(n, (pi[:, 0]) / pi.sum())
+        else:
+            c = rng.multinomial(n, theta)
+            ones = rng.binomial(c, p) + rng.binomial(n - c, q)
+        raw = (ones / n - q) / (p - q)
+        estimates.append(report_spread(oracle, g, raw[:, None])[0] * n / (n - 1))
+    estimates = np.array(estimates)
+    assert abs(estimates.mean() - truth[0]) <= 5 * estimates.std(ddof=1) / math.sqrt(reps)
+    assert abs(estimates.mean() * (n - 1) / n - truth[0]) > 5 * estimates.std(ddof=1) / math.sqrt(reps)
+
+
 # -- edges: n = 1, 10, 30 ----------------------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 10, 30])
 @pytest.mark.parametrize("make", [tree, haar], ids=["tree", "haar"])
