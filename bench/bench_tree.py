@@ -1,9 +1,11 @@
-"""Privatise and estimate of ``hierarchical-histogram`` next to plain numpy (issue 24).
+"""Privatise and estimate of ``hierarchical-histogram`` and ``haar-histogram`` next to plain numpy (issue 24).
 
 The baseline is the simplest correct float implementation of the same tree, the way research code
 writes it: a level per record from ``rng.integers``; k-RR from one ``rng.random`` coin and one
 draw of another node; OUE as a boolean matrix of ``rng.random(...) < q`` with the own bit from
-one more coin; the estimate is each level's column sums turned into unbiased frequencies.
+one more coin; the estimate is each level's column sums turned into unbiased frequencies.  Haar:
+a level and a Hadamard row per record from ``rng.integers``, the sign bit flipped by one coin, and
+per level a bincount times ``scipy.linalg.hadamard``.
 ldpest's draws exact 64-bit-threshold coins, packs the bits (8x less memory), and its estimate
 adds the consistency step and the exact standard errors of the CDF at every leaf edge.
 Interleaved, best of --repeat, one run:
@@ -19,6 +21,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from scipy.linalg import hadamard
 
 import ldpest
 
@@ -59,6 +62,29 @@ def numpy_estimate(reports, mech, epsilon):
     return thetas
 
 
+def numpy_haar(leaves, depth, epsilon, rng):
+    """Per record ``(level, row, bit)``: the Haar coefficient's sign times a Hadamard row's entry, kept
+    with probability ``e^eps / (e^eps + 1)``."""
+    levels = rng.integers(1, depth + 1, size=leaves.shape[0])
+    rows = rng.integers(0, 1 << (levels - 1))
+    shift = depth - levels
+    node, positive = leaves >> (shift + 1), ((leaves >> shift) & 1) == 0
+    parity = np.bitwise_count((rows & node).astype(np.uint64)) & 1
+    bit = positive ^ parity.astype(bool) ^ (rng.random(leaves.shape[0]) >= math.exp(epsilon) / (math.exp(epsilon) + 1))
+    return levels, rows, bit
+
+
+def numpy_haar_estimate(reports, depth, epsilon):
+    levels, rows, bit = reports
+    p = math.exp(epsilon) / (math.exp(epsilon) + 1)
+    out = []
+    for level in range(1, depth + 1):
+        size, chosen = 1 << (level - 1), levels == level
+        sums = np.bincount(rows[chosen], weights=2.0 * bit[chosen] - 1, minlength=size)
+        out.append(hadamard(size) @ sums / (max(chosen.sum(), 1) * (2 * p - 1)))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", default="1000000,10000000")
@@ -70,7 +96,8 @@ def main() -> None:
     mech = ldpest.mechanism("hierarchical-histogram", epsilon=args.epsilon, low=0, high=1, bins=args.bins)
     print(f"ldpest {ldpest.__version__}; hierarchical-histogram bins = {args.bins}, branching = 4, "
           f"oracles {mech.params['oracles']}, epsilon = {args.epsilon}, best of {args.repeat}, interleaved")
-    print(f"{'n':>9} {'privatise s':>12} {'numpy s':>8} {'ratio':>6}   {'estimate s':>10} {'numpy s':>8} {'ratio':>6}")
+    print(f"{'':5} {'n':>9} {'privatise s':>12} {'numpy s':>8} {'ratio':>6}   "
+          f"{'estimate s':>10} {'numpy s':>8} {'ratio':>6}")
     for n in (int(float(v)) for v in args.n.split(",")):
         x = rng.random(n)
         leaves = mech.leaves(x)
@@ -79,7 +106,16 @@ def main() -> None:
         reports, plain_reports = mech.privatize(x, rng=rng), numpy_tree(leaves, mech, args.epsilon, rng)
         ours_e = best_time(lambda: ldpest.estimate(reports), args.repeat)
         plain_e = best_time(lambda: numpy_estimate(plain_reports, mech, args.epsilon), args.repeat)
-        print(f"{n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
+        print(f"{'tree':5} {n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
+              f"{ours_e / plain_e:6.2f}")
+        haar = ldpest.mechanism("haar-histogram", epsilon=args.epsilon, low=0, high=1, bins=args.bins)
+        depth = int(math.log2(args.bins))
+        ours = best_time(lambda: haar.privatize(x, rng=rng), args.repeat)
+        plain = best_time(lambda: numpy_haar(haar.leaves(x), depth, args.epsilon, rng), args.repeat)
+        reports, plain_reports = haar.privatize(x, rng=rng), numpy_haar(leaves, depth, args.epsilon, rng)
+        ours_e = best_time(lambda: ldpest.estimate(reports), args.repeat)
+        plain_e = best_time(lambda: numpy_haar_estimate(plain_reports, depth, args.epsilon), args.repeat)
+        print(f"{'haar':5} {n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
               f"{ours_e / plain_e:6.2f}")
 
 

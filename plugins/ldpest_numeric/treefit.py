@@ -20,8 +20,8 @@ variance is a sum over levels of the level's oracle variance of the weights the 
   :func:`report_spread` writes both as ``E[Z^2] - (E Z)^2``).  It is estimated per level by the
   larger of two: the unbiased ``n_l / (n_l - 1)`` times the formula at the level's own
   ``theta_hat_l``, and the formula at the consistent estimate moved onto the simplex with one
-  pseudo-report spread uniformly (``(n_l theta + 1 / k) / (n_l + 1)``: at large epsilon a node
-  without reports would otherwise get a variance near 0).  The plug-in alone is biased low by
+  pseudo-report at the query's least favourable law (:func:`least_favourable`; at large epsilon
+  a level of a few reports would otherwise claim a variance near 0).  The plug-in alone is biased low by
   ``Var(g . pi_hat)`` (a 7.5% low stderr at epsilon 4, n = 100, covering 92.9%).  A level without
   reports gets no weight: its nodes split their parent's mass equally (the result warns).
 * :class:`HaarFit` (``haar-histogram``): each level's coefficients ``w_hat = H T / (n_l (2p - 1))``
@@ -29,7 +29,8 @@ variance is a sum over levels of the level's oracle variance of the weights the 
   mass(right half)`` of each node; masses follow from the root's 1 (``left = (m + w) / 2``).  For
   weights ``a`` on a level, ``n_l Var(a . w_hat) = S - (a . w)^2`` with ``S = sum a_j^2 / (2p -
   1)^2`` exactly; the estimate ``(S - (a . w_hat)^2) / (n_l - 1)`` is unbiased, floored at ``(S -
-  max a_j^2) / n_l`` (``|a . w| <= max |a_j|``), ``S`` at ``n_l = 1``; a level without reports
+  (a . w_s)^2) / n_l`` with ``w_s = w_hat n_l / (n_l + 3.84)`` (``z^2`` pseudo-reports at
+  ``a . w = 0``, as Agresti and Coull add to a proportion), ``S`` at ``n_l = 1``; a level without reports
   has ``w_hat = 0`` and adds ``max a_j^2``, a bound on that zero's squared error.
 """
 
@@ -38,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest.stats.transforms import fwht
+
+_PSEUDO_HAAR = 3.84  # z_0.975^2 pseudo-reports with a.w = 0, as Agresti and Coull add for a proportion
 
 
 def _child_sums(values: np.ndarray, branching: int) -> np.ndarray:
@@ -67,6 +70,16 @@ def report_spread(oracle, g: np.ndarray, theta: np.ndarray) -> np.ndarray:
         second = second + q * q * (total ** 2 - squares) + 2 * q * (p - q) * (
             total * (g * theta).sum(axis=0) - (g ** 2 * theta).sum(axis=0))
     return second - mean ** 2
+
+
+def least_favourable(g: np.ndarray) -> np.ndarray:
+    """``(k, m)``: for each query column of ``g``, half the mass on its largest and half on its
+    smallest weight, the law where one report's ``Z`` varies most (one pseudo-report there keeps a
+    level with few reports from claiming a small variance)."""
+    law, columns = np.zeros(g.shape), np.arange(g.shape[1])
+    law[np.argmax(g, axis=0), columns] += 0.5
+    law[np.argmin(g, axis=0), columns] += 0.5
+    return law
 
 
 class TreeFit:
@@ -140,9 +153,7 @@ class TreeFit:
                                               self.measured, strict=True):
             if n_l == 0:
                 continue
-            # one pseudo-report spread uniformly: a node with no report at large epsilon would
-            # otherwise get a variance near 0 and an interval that misses its small mass
-            theta = ((n_l * _on_simplex(nodes) + 1.0 / len(nodes)) / (n_l + 1))[:, None]
+            theta = (n_l * _on_simplex(nodes)[:, None] + least_favourable(g)) / (n_l + 1)
             spread = report_spread(oracle, g, theta)
             if n_l > 1:
                 spread = np.maximum(spread, report_spread(oracle, g, raw[:, None]) * (n_l / (n_l - 1)))
@@ -198,7 +209,8 @@ class HaarFit:
                 total += spread
                 continue
             unbiased = (spread - (a * w[:, None]).sum(axis=0) ** 2) / (n_l - 1)
-            total += np.maximum(unbiased, (spread - largest) / n_l)
+            shrunk = (a * w[:, None]).sum(axis=0) * n_l / (n_l + _PSEUDO_HAAR)
+            total += np.maximum(unbiased, (spread - shrunk ** 2) / n_l)
         return total
 
     def empty_levels(self) -> list[int]:
