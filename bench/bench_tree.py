@@ -98,26 +98,25 @@ def main() -> None:
           f"oracles {mech.params['oracles']}, epsilon = {args.epsilon}, best of {args.repeat}, interleaved")
     print(f"{'':5} {'n':>9} {'privatise s':>12} {'numpy s':>8} {'ratio':>6}   "
           f"{'estimate s':>10} {'numpy s':>8} {'ratio':>6}")
+    haar = ldpest.mechanism("haar-histogram", epsilon=args.epsilon, low=0, high=1, bins=args.bins)
+    depth = int(math.log2(args.bins))
     for n in (int(float(v)) for v in args.n.split(",")):
         x = rng.random(n)
-        leaves = mech.leaves(x)
-        ours = best_time(lambda: mech.privatize(x, rng=rng), args.repeat)
-        plain = best_time(lambda: numpy_tree(mech.leaves(x), mech, args.epsilon, rng), args.repeat)
-        reports, plain_reports = mech.privatize(x, rng=rng), numpy_tree(leaves, mech, args.epsilon, rng)
-        ours_e = best_time(lambda: ldpest.estimate(reports), args.repeat)
-        plain_e = best_time(lambda: numpy_estimate(plain_reports, mech, args.epsilon), args.repeat)
-        print(f"{'tree':5} {n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
-              f"{ours_e / plain_e:6.2f}")
-        haar = ldpest.mechanism("haar-histogram", epsilon=args.epsilon, low=0, high=1, bins=args.bins)
-        depth = int(math.log2(args.bins))
-        ours = best_time(lambda: haar.privatize(x, rng=rng), args.repeat)
-        plain = best_time(lambda: numpy_haar(haar.leaves(x), depth, args.epsilon, rng), args.repeat)
-        reports, plain_reports = haar.privatize(x, rng=rng), numpy_haar(leaves, depth, args.epsilon, rng)
-        ours_e = best_time(lambda: ldpest.estimate(reports), args.repeat)
-        plain_e = best_time(lambda: numpy_haar_estimate(plain_reports, depth, args.epsilon), args.repeat)
-        print(f"{'haar':5} {n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
-              f"{ours_e / plain_e:6.2f}")
+        compare("tree", n, args, mech, x, rng, lambda leaves: numpy_tree(leaves, mech, args.epsilon, rng),
+                lambda reports: numpy_estimate(reports, mech, args.epsilon))
+        compare("haar", n, args, haar, x, rng, lambda leaves: numpy_haar(leaves, depth, args.epsilon, rng),
+                lambda reports: numpy_haar_estimate(reports, depth, args.epsilon))
 
+
+def compare(label, n, args, mech, x, rng, plain_privatize, plain_estimate):
+    """One row: ldpest's privatise and estimate beside the baseline's, each best of ``--repeat``."""
+    ours = best_time(lambda: mech.privatize(x, rng=rng), args.repeat)
+    plain = best_time(lambda: plain_privatize(mech.leaves(x)), args.repeat)
+    reports, plain_reports = mech.privatize(x, rng=rng), plain_privatize(mech.leaves(x))
+    ours_e = best_time(lambda: ldpest.estimate(reports), args.repeat)
+    plain_e = best_time(lambda: plain_estimate(plain_reports), args.repeat)
+    print(f"{label:5} {n:9d} {ours:12.4f} {plain:8.4f} {ours / plain:6.2f}   {ours_e:10.4f} {plain_e:8.4f} "
+          f"{ours_e / plain_e:6.2f}")
 
 if __name__ == "__main__":
     main()
