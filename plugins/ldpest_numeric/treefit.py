@@ -208,8 +208,9 @@ class HaarFit:
             if n_l == 1:
                 total += spread
                 continue
-            unbiased = (spread - (a * w[:, None]).sum(axis=0) ** 2) / (n_l - 1)
-            shrunk = (a * w[:, None]).sum(axis=0) * n_l / (n_l + _PSEUDO_HAAR)
+            projection = (a * w[:, None]).sum(axis=0)
+            unbiased = (spread - projection ** 2) / (n_l - 1)
+            shrunk = projection * n_l / (n_l + _PSEUDO_HAAR)
             total += np.maximum(unbiased, (spread - shrunk ** 2) / n_l)
         return total
 

@@ -170,3 +170,16 @@ def test_simulate_scores_the_attribute_means(tmp_path):
     with xr.open_dataset(tmp_path / "s.nc") as study:
         errors = study[next(iter(study.data_vars))].values.ravel()
     assert np.all(np.isfinite(errors)) and errors[0] > errors[-1]  # the error falls with n
+
+
+@pytest.mark.parametrize("epsilon", [2.0, 5.0])
+def test_code_counts_in_blocks_equal_one_count_of_every_pair(epsilon, rng):
+    """Across several blocks of 65,536 reports (and a partial one), k = 1 and k = 2."""
+    mech = make(epsilon)
+    values = np.asarray(mech.privatize(rng.random((150_001, mech.d)) * 0.5, rng=rng).values)
+    width = max(a.code_count for a in mech.attributes)
+    k = mech.k
+    pairs = (values[:, :k].astype(np.int64) * width + values[:, k:]).ravel()
+    expected = np.bincount(pairs, minlength=mech.d * width).reshape(mech.d, width)
+    assert np.array_equal(mech.code_counts(values), expected)
+    assert mech.code_counts(values).sum() == k * len(values)
