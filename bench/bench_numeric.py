@@ -3,8 +3,9 @@
 The baselines are the simplest correct float implementations of the published mechanisms, the
 way research code writes them: Duchi's ``+-C`` from one ``rng.random`` coin; the continuous
 piecewise mechanism from two coins and one uniform; the hybrid from one more coin; the mean is
-``values.mean()``.  ldpest's are exact lattices (docs/numeric.md): more random bits per report, and
-an estimate from integer code counts.  Interleaved, best of --repeat, one run:
+``values.mean()`` with its standard error (per attribute for multidimensional: three bincounts,
+as ldpest gives each attribute's stderr).  ldpest's are exact lattices (docs/numeric.md): more
+random bits per report, and an estimate from integer code counts.  Interleaved, best of --repeat, one run:
 
     .venv/bin/python bench/bench_numeric.py --n 1000000,10000000
 """
@@ -90,8 +91,11 @@ def numpy_multidimensional(t, epsilon, rng):
 
 
 def numpy_multidimensional_mean(pick, values, d):
+    """Each attribute's mean and its standard error, as the one-dimensional rows compute both."""
     counts = np.bincount(pick, minlength=d)
-    return np.bincount(pick, weights=values, minlength=d) / counts
+    mean = np.bincount(pick, weights=values, minlength=d) / counts
+    second = np.bincount(pick, weights=values * values, minlength=d) / counts
+    return mean, np.sqrt((second - mean ** 2) / (counts - 1))
 
 
 BASELINES = {"duchi": numpy_duchi, "piecewise": numpy_piecewise, "hybrid": numpy_hybrid}

@@ -117,6 +117,8 @@ class Reports:
     def lazy(self) -> bool:
         """True when the values are not in memory (a dask-backed array, e.g. ``read_reports(path,
         chunks=...)``): they are read, and validated, block by block when estimated."""
+        if isinstance(self._data.data, np.ndarray):  # the common case, without xarray's protocol checks
+            return False
         return self._data.chunks is not None
 
     def blocks(self):

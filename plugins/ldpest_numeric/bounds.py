@@ -12,6 +12,18 @@ from ldpest.util.validation import check_choice, check_epsilon, check_finite
 OUTSIDE = ("refuse", "clip")
 
 
+def all_within(x: np.ndarray, low, high) -> bool:
+    """Whether every number is finite and in ``[low, high]`` (each column of a 2-D ``x`` against
+    its own bounds): one ``min`` and one ``max`` per column, which a NaN turns into NaN (a failed
+    comparison); the callers look for what failed only when this is False."""
+    if x.shape[0] == 0:
+        return True
+    columns = x.T if x.ndim == 2 else [x]
+    lows, highs = np.broadcast_to(low, len(columns)), np.broadcast_to(high, len(columns))
+    return all(bool(column.min() >= a) and bool(column.max() <= b)
+               for column, a, b in zip(columns, lows, highs, strict=True))
+
+
 class BoundedMechanism(Mechanism):
     """A mechanism whose data are numbers in ``[low, high]``."""
 
@@ -88,7 +100,10 @@ class BoundedMechanism(Mechanism):
             x = x[:, 0]
         if x.ndim != 1:
             raise DataError(f"data for {self.name!r} must be one column of numbers, got shape {x.shape}")
-        x = check_finite("data", x.astype(np.float64))
+        x = x.astype(np.float64, copy=False)
+        if all_within(x, self.low, self.high):
+            return x
+        check_finite("data", x)
         outside = (x < self.low) | (x > self.high)
         if outside.any():
             if self._params["outside"] == "clip":

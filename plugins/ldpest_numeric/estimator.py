@@ -72,30 +72,30 @@ class MeanEstimator(Estimator):
             variable="mean", estimate=np.array(mean), stderr=np.array(stderr),
             long_name=None if mechanism.variable is None else f"estimated mean of {mechanism.variable}",
             unprojected=np.array(unprojected), projection=self._params["projection"],
-            units=mechanism.params["units"], uncertainty_of="unprojected", stderr_method=method,
+            units=mechanism.units, uncertainty_of="unprojected", stderr_method=method,
             extra={"counts": (("code",), np.asarray(arrays["counts"], dtype=np.int64))},
             attrs={"low": mechanism.low, "high": mechanism.high, "reports_of_x": n,
                    "data_outside_bounds": mechanism.outside_note()})
 
     def _finalize_attributes(self, mechanism, counts, n):
-        """Each attribute's mean from ``Y_j = (d / k) v 1{j picked}`` (ldpest_numeric.multi)."""
+        """Each attribute's mean from ``Y_j = (d / k) v 1{j picked}`` (ldpest_numeric.multi); the
+        attributes share one lattice, so its values and variance floor serve them all."""
         scale = mechanism.d / mechanism.k
-        unprojected, stderr, low, high = [], [], [], []
-        for j, attribute in enumerate(mechanism.attributes):
-            values = attribute.code_values
-            row = counts[j, :len(values)]
-            mean_t = scale * float(row @ values) / n
-            if n == 1:
-                variance = scale * (attribute.worst_case_variance() + 1.0)
-            else:
-                second = scale ** 2 * float(row @ values ** 2) / n
-                floor = scale * max(attribute.least_variance(), attribute.rounding_variance())
-                variance = max((second - mean_t ** 2) * n / (n - 1), floor)
-            unprojected.append(float(attribute.to_data_units(mean_t)))
-            stderr.append(np.sqrt(variance / n) * attribute.half_width)
-            low.append(attribute.low)
-            high.append(attribute.high)
-        unprojected = np.array(unprojected)
+        unit = mechanism.unit_attribute
+        values = unit.code_values
+        rows = counts[:, :len(values)]
+        mean_t = scale * (rows @ values) / n
+        if n == 1:
+            variance = np.full(mechanism.d, scale * (unit.worst_case_variance() + 1.0))
+        else:
+            second = scale ** 2 * (rows @ values ** 2) / n
+            floor = scale * max(unit.least_variance(), unit.rounding_variance())
+            variance = np.maximum((second - mean_t ** 2) * n / (n - 1), floor)
+        low = np.array(mechanism.params["low"])
+        high = np.array(mechanism.params["high"])
+        half_widths = mechanism.half_widths
+        unprojected = low + (mean_t + 1) * half_widths
+        stderr = np.sqrt(variance / n) * half_widths
         estimate = unprojected if self._params["projection"] == "none" else np.clip(unprojected, low, high)
         units = mechanism.params["units"]
         same = units[0] if units is not None and len(set(units)) == 1 else None

@@ -210,11 +210,17 @@ class NumericMechanism(BoundedMechanism):
 
     def worst_case_variance(self) -> float:
         """``max_x Var(value | x)`` in units of ``t``: n times the variance of the mean of t's."""
-        return float(self.report_variance(self.grid()).max()) + self.rounding_variance()
+        return self._grid_variances[1] + self.rounding_variance()
 
     def least_variance(self) -> float:
         """``min_x Var(value | x)``: every data law's report variance is at least this."""
-        return float(self.report_variance(self.grid()).min())
+        return self._grid_variances[0]
+
+    @cached_property
+    def _grid_variances(self) -> tuple[float, float]:
+        """The least and the largest ``Var(value | t_j)`` over the grid (once: the mechanism is immutable)."""
+        variances = self.report_variance(self.grid())
+        return float(variances.min()), float(variances.max())
 
     def continuous_worst_case_variance(self) -> float:
         """The published closed form of the continuous mechanism (the anchor of docs/numeric.md)."""

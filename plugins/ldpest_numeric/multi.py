@@ -27,6 +27,7 @@ from ldpest import Channel, DataError, Mechanism, ParameterError
 from ldpest.privacy.exact import random_words, ratio_within
 from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int
 
+from .bounds import all_within
 from .mechanisms import DEFAULT_STEPS, Duchi, Hybrid, Piecewise
 
 BASES = {"hybrid": Hybrid, "piecewise": Piecewise, "duchi": Duchi}
@@ -87,6 +88,11 @@ class Multidimensional(Mechanism):
         self._attributes = [BASES[base](epsilon=epsilon / k, low=a, high=b, outside=outside,
                                         units=None if units is None else units[j], names=[names[j]], **lattice)
                             for j, (a, b) in enumerate(zip(low, high, strict=True))]
+        # every attribute has the same lattice (one base at epsilon / k), so one mechanism on [0, 1]
+        # draws the codes of all picked numbers, each mapped to (x - low_j) / (high_j - low_j)
+        self._unit = BASES[base](epsilon=epsilon / k, low=0.0, high=1.0, **lattice)
+        self._low, self._high = np.array(low), np.array(high)
+        self._width = self._high - self._low
 
     @property
     def d(self) -> int:
@@ -100,6 +106,16 @@ class Multidimensional(Mechanism):
     def attributes(self) -> list:
         """Each attribute's one-dimensional mechanism (at ``epsilon / k``)."""
         return list(self._attributes)
+
+    @property
+    def unit_attribute(self):
+        """One attribute's mechanism on ``[0, 1]``: every attribute has its lattice, codes and values."""
+        return self._unit
+
+    @property
+    def half_widths(self) -> np.ndarray:
+        """``(high_j - low_j) / 2`` of each attribute: one unit of ``t`` in its units."""
+        return self._width / 2
 
     @property
     def names(self) -> list[str]:
@@ -122,12 +138,13 @@ class Multidimensional(Mechanism):
                 raise DataError(f"data for {self.name!r} must be numbers") from None
         if x.dtype.kind not in "iuf":
             raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
-        x = check_finite("data", x.astype(np.float64))
-        low, high = np.array(self._params["low"]), np.array(self._params["high"])
-        outside = (x < low) | (x > high)
-        if outside.any():
+        x = x.astype(np.float64, copy=False)
+        low, high = self._low, self._high
+        if not all_within(x, low, high):
+            check_finite("data", x)
             if self._params["outside"] == "clip":
                 return np.clip(x, low, high)
+            outside = (x < low) | (x > high)
             row, j = (int(i[0]) for i in np.nonzero(outside))
             raise DataError(f"attribute {self.names[j]!r}: {int(outside[:, j].sum())} value(s) outside [low, high] = "
                             f"[{low[j]:g}, {high[j]:g}] (first: {x[row, j]:g}); give outside='clip' to clip them",
@@ -147,19 +164,16 @@ class Multidimensional(Mechanism):
         return np.sort(np.argpartition(keys, self.k - 1, axis=1)[:, :self.k], axis=1)
 
     def _privatize(self, x, rng):
-        n = x.shape[0]
-        k = self.k
+        """The picks, then every picked number's code in one draw of the shared lattice: the
+        number ``x_j`` enters it as ``(x_j - low_j) / (high_j - low_j)`` (module docstring)."""
+        n, k = x.shape[0], self.k
         out = np.empty((n, 2 * k), dtype=np.uint32)
         out[:, :k] = picked = self.picks(n, rng)
-        # the (record, slot) pairs of each attribute, grouped by one stable sort of the picks
-        flat = picked.ravel().astype(np.uint16)
-        order = np.argsort(flat, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(flat, minlength=self.d))])
-        columns = x.T
-        for j, attribute in enumerate(self._attributes):
-            pairs = order[bounds[j]:bounds[j + 1]]
-            rows = pairs // k
-            out[rows, k + pairs % k] = attribute.sample_codes(columns[j][rows], rng)
+        unit = np.take_along_axis(x, picked, axis=1)
+        unit -= self._low[picked]
+        unit /= self._width[picked]
+        np.clip(unit, 0.0, 1.0, out=unit)
+        out[:, k:] = self._unit.sample_codes(unit.ravel(), rng).reshape(n, k)
         return out
 
     def encode_reports(self, values):

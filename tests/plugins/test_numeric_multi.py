@@ -42,9 +42,10 @@ def test_the_kit_proves_duchi_attributes(epsilon, k):
 
 @pytest.mark.parametrize("epsilon", [3.0, 6.0])
 def test_the_kit_proves_hybrid_attributes_off_the_grid(epsilon):
-    mech = make(epsilon, low=[0, 0], high=[1, 1], base="hybrid", k=2 if epsilon > 5 else 1, steps=4)
+    """Bounds that differ and do not start at 0, so codes drawn for the wrong bounds would show."""
+    mech = make(epsilon, low=[0, 2], high=[1, 3.5], base="hybrid", k=2 if epsilon > 5 else 1, steps=4)
     assert mech.channel().satisfies(epsilon)
-    check_mechanism(mech, np.random.default_rng(2).random((40, 2)))
+    check_mechanism(mech, np.random.default_rng(2).random((40, 2)) * [1, 1.5] + [0, 2])
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0, 25.0, 700.0])
@@ -183,3 +184,47 @@ def test_code_counts_in_blocks_equal_one_count_of_every_pair(epsilon, rng):
     expected = np.bincount(pairs, minlength=mech.d * width).reshape(mech.d, width)
     assert np.array_equal(mech.code_counts(values), expected)
     assert mech.code_counts(values).sum() == k * len(values)
+
+
+@pytest.mark.parametrize(("value", "message"), [(np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"),
+                                                (-np.inf, "NaN or infinite"), (100.5, "attribute 'cpu'.*outside")])
+@pytest.mark.parametrize("row", [0, 6, 9])
+def test_the_bounds_check_finds_every_bad_number(value, message, row):
+    """One min and one max per column decide; a NaN anywhere, an infinity or a number past a
+    bound is refused with its row, and clip still refuses NaN."""
+    x = data(10, np.random.default_rng(3))
+    x[row, 1] = value
+    for outside in ("refuse", "clip"):
+        if outside == "clip" and "outside" in message:
+            continue
+        with pytest.raises(ldpest.DataError, match=message) as info:
+            make(5.0, names=["latency", "cpu", "score"], outside=outside).privatize(x)
+        assert info.value.row == row
+
+
+def test_privatise_never_writes_the_data_and_takes_the_bounds_themselves():
+    x = data(500, np.random.default_rng(4))
+    x[:3] = [LOW, HIGH, [250.0, 0.0, 1.0]]
+    before = x.copy()
+    reports = make(2.0).privatize(x, rng=1)
+    assert np.array_equal(x, before) and reports.values.shape == (500, 2)
+    clipped = make(2.0, outside="clip").encode_data(x + [1.0, 0.0, 0.0])
+    assert clipped[1, 0] == HIGH[0] and np.array_equal(x, before)
+
+
+def test_each_attribute_codes_follow_its_own_channel_when_drawn_in_one_call():
+    """Codes drawn in one call for all attributes (bounds differ) have, per attribute, the law of
+    that attribute's base channel at the data's grid point: a chi-square test at each attribute."""
+    from scipy import stats
+
+    mech = make(2.0, base="duchi")
+    n = 60_000
+    x = np.tile([125.0, 90.0, -0.5], (n, 1))
+    reports = np.asarray(mech.privatize(x, rng=11).values)
+    for j, attribute in enumerate(mech.attributes):
+        codes = reports[reports[:, 0] == j, 1]
+        rows, weights = attribute.channel_mixture(float(x[0, j]))
+        channel = attribute.base_channel()
+        law = sum(w * np.asarray(channel.row(int(r)), dtype=np.float64) for r, w in zip(rows, weights, strict=True))
+        observed = np.bincount(codes, minlength=len(law))
+        assert stats.chisquare(observed, law * codes.size).pvalue > 1e-4
