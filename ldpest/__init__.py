@@ -38,6 +38,8 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "read_reports": ".io.sources", "open_reports": ".io.sources", "ReportFile": ".io.sources",
     "mechanism": ".engine.api", "estimate": ".engine.api", "plan": ".engine.planning",
     "reports_from_dataframe": ".engine.mapreduce",
+    "VariationRatio": ".privacy.shuffle",
+    **dict.fromkeys(("ShuffleBound", "shuffle_epsilon", "plan_shuffle"), ".engine.accounting"),
 })
 
 __all__ = [
@@ -47,5 +49,5 @@ __all__ = [
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
     "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
-    "secure_rng",
+    "secure_rng", "ShuffleBound", "shuffle_epsilon", "plan_shuffle", "VariationRatio",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import sys
 import warnings
@@ -393,6 +394,10 @@ def plan_command(
     stderr: float | None = typer.Option(
         None, "--stderr", help="Target worst-case standard error of one category's frequency, or of the mean "
                                "with --low/--high (or solve for it)."),
+    shuffle: float | None = typer.Option(
+        None, "--shuffle", help="A target central epsilon after a shuffler: with --epsilon (local) the n it "
+                                "needs, with --n the largest local epsilon; with both, every bound. Needs --delta."),
+    delta: float | None = typer.Option(None, "--delta", help="The central delta of --shuffle, e.g. 1e-6."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Also write the table as JSON here."),
 ):
@@ -402,13 +407,18 @@ def plan_command(
     Examples (how many reports each mechanism needs):
       ldpest plan -d 100 --epsilon 1 --stderr 0.01
       ldpest plan --low 0 --high 500 --epsilon 1 --stderr 2      # a mean of latencies, stderr 2 ms
+      ldpest plan --shuffle 0.1 --delta 1e-6 --epsilon 4          # n for a central epsilon of 0.1
+      ldpest plan --shuffle 0.1 --delta 1e-6 --n 1e6 -m randomized-response -d 100
     """
     from .engine.planning import plan
 
-    if n is not None and (n != int(n) or n < 1):
+    if n is not None and (not math.isfinite(n) or n != int(n) or n < 1):
         _fail(f"--n must be a whole number of reports >= 1, got {n:g}")
     if output is not None and output.suffix.lower() != ".json":
         _fail(f"{output}: the plan is written as .json")
+    if shuffle is not None or delta is not None:
+        _plan_shuffle(shuffle, delta, d, mechanism, epsilon, n, as_json, output)
+        return
     if (low is None) != (high is None):
         _fail("a plan for a mean needs both --low and --high")
     if low is not None and d is not None:
@@ -436,6 +446,39 @@ def plan_command(
     typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     typer.echo("stderr: worst-case standard error of one category's frequency; rmse: sqrt of the worst-case "
                "summed variance (l2 error); report_bits: size of one report", err=True)
+
+
+def _plan_shuffle(target, delta, d, mechanism, epsilon, n, as_json, output) -> None:
+    """``ldpest plan --shuffle``: the n or local epsilon a central epsilon needs, or every bound."""
+    from .engine.accounting import plan_shuffle, shuffle_epsilon
+    from .engine.api import mechanism as build
+
+    if target is None or delta is None:
+        _fail("a shuffle plan needs both --shuffle (the target central epsilon) and --delta")
+    named = mechanism not in ("all", "auto")
+    params = {} if d is None else {"categories": list(range(d))}
+    if named and d is None:
+        _fail(f"--shuffle with -m {mechanism} needs -d (its number of categories)")
+    if epsilon is not None and n is not None:
+        local = build(mechanism, epsilon=epsilon, **params) if named else epsilon
+        bound = shuffle_epsilon(local, int(n), delta)
+        record = bound.to_dict() | {"target_epsilon": target, "meets_target": bound.epsilon <= target}
+        text = str(bound) + f"\ntarget {target:g}: {'met' if bound.epsilon <= target else 'NOT met'}"
+    else:
+        record = plan_shuffle(target, delta, n=None if n is None else int(n), epsilon=epsilon,
+                              mechanism=mechanism if named else None, **params)
+        solved = record["solved_for"]
+        value = f"n = {record['n']:,}" if solved == "n" else f"epsilon0 = {record['epsilon0']:.6g}"
+        text = (f"{value}: {record['n']:,} shuffled reports of {record['mechanism']} at epsilon0 = "
+                f"{record['epsilon0']:.6g} are ({record['central_epsilon']:.6g}, {delta:g})-DP "
+                f"({record['method']}; target {target:g})")
+    if output is not None:
+        from .util.atomic import atomic_path
+
+        with atomic_path(output) as tmp:
+            Path(tmp).write_text(json.dumps(record, indent=1) + "\n")
+        typer.echo(f"wrote {output}", err=True)
+    typer.echo(json.dumps(record, indent=1) if as_json else text)
 
 
 @app.command("plot")

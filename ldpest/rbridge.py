@@ -541,8 +541,49 @@ def call_plan(args):
     return table_to_r(table)
 
 
+def _scalar(args, key, kind):
+    value = args.get(key)
+    return None if value is None else kind(np.asarray(value).ravel()[0])
+
+
+def call_shuffle(args):
+    """``ldp_shuffle_epsilon``: the bound as a named list (``bounds`` a data.frame)."""
+    import pandas as pd
+
+    from .engine.accounting import shuffle_epsilon
+
+    if args.get("mechanism") is None:
+        local = _scalar(args, "epsilon", float)
+        if local is None:
+            raise ParameterError("give epsilon (any epsilon-LDP randomiser) or a mechanism with its parameters")
+    else:
+        local = _mechanism({**args, "params": {**_params(args), "epsilon": _scalar(args, "epsilon", float)}})
+    result = shuffle_epsilon(local, _scalar(args, "n", float), _scalar(args, "delta", float)).to_dict()
+    bounds = pd.DataFrame([{"bound": name, **values} for name, values in result.pop("bounds").items()])
+    result["parameters"] = json.dumps(result["parameters"])
+    ro = _ro()
+    fields = [(key, ro.NULL if value is None else _r_value(value)) for key, value in result.items()]
+    return _classed(ro.ListVector([*fields, ("bounds", table_to_r(bounds))]), "ldp_shuffle")
+
+
+def call_plan_shuffle(args):
+    import pandas as pd
+
+    from .engine.accounting import plan_shuffle
+
+    mechanism = _scalar(args, "mechanism", str)
+    d = _scalar(args, "d", int)
+    row = plan_shuffle(_scalar(args, "shuffle", float), _scalar(args, "delta", float), n=_scalar(args, "n", float),
+                       epsilon=_scalar(args, "epsilon", float),
+                       mechanism=None if mechanism in (None, "all") else mechanism,
+                       **({} if d is None else {"categories": list(range(d))}))
+    row = {key: (float("nan") if value is None else value) for key, value in row.items()}
+    return table_to_r(pd.DataFrame([row]))
+
+
 CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate,
-         "interval": call_interval, "read": call_read, "plan": call_plan}
+         "interval": call_interval, "read": call_read, "plan": call_plan, "shuffle": call_shuffle,
+         "plan_shuffle": call_plan_shuffle}
 
 
 def dispatch(name: str) -> None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import abc
 import json
+import math
 from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
 
 from ..privacy.rng import resolve_rng
+from ..privacy.shuffle import VariationRatio
 from ..stats.sufficient import SufficientStats
 from ..util.errors import DataError, IncompatibleError, ParameterError
 from ..util.labels import smallest_index_dtype
@@ -68,6 +70,19 @@ class _Configurable:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}({args})"
+
+
+_PAIRWISE_CELLS = 1 << 26  # inputs^2 x outputs of the pairwise distances a channel's (p, beta) take
+
+
+def channel_variation_ratio(channel: Channel) -> VariationRatio:
+    """``(p, beta, p)`` of an enumerated channel: ``p`` its exact worst ratio, ``beta`` the largest
+    total variation ``sum_z max(Q(z|x) - Q(z|x'), 0)`` over input pairs, each rounded up by a
+    margin far above float64's error."""
+    probabilities = np.array([channel.row(i) for i in range(channel.shape[0])])
+    beta = max(float(np.maximum(row - probabilities, 0).sum(axis=1).max()) for row in probabilities)
+    p = float(channel.worst_ratio()) * (1 + 1e-14)
+    return VariationRatio(p, min(beta * (1 + 1e-12) + 1e-15, (p - 1) / (p + 1)), p)
 
 
 class Mechanism(_Configurable, abc.ABC):
@@ -141,6 +156,21 @@ class Mechanism(_Configurable, abc.ABC):
     def channel(self) -> Channel | None:
         """The exact channel for a finite output space (None if infinite)."""
         return None
+
+    def variation_ratio(self) -> VariationRatio:
+        """Wang et al.'s ``(p, beta, q)`` of this randomiser, for the shuffle bound
+        (:func:`ldpest.shuffle_epsilon`, docs/accounting.md): ``p`` the largest likelihood ratio,
+        ``beta`` the largest total variation between two inputs' laws, ``q = p``.  From the
+        exact channel where it can be enumerated (a record between grid points has a mixture of
+        grid rows, which is no further apart), else what every ``epsilon``-LDP randomiser has;
+        mechanisms with closed forms override it."""
+        try:
+            channel = self.channel()
+        except ParameterError:  # too large to enumerate
+            channel = None
+        if channel is None or math.prod(channel.shape) * channel.shape[0] > _PAIRWISE_CELLS:
+            return VariationRatio.generic(self.epsilon)
+        return channel_variation_ratio(channel)
 
 
 class FrequencyOracle(abc.ABC):

@@ -39,7 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ldpest import Channel, DataError, ParameterError
+from ldpest import Channel, DataError, ParameterError, VariationRatio
 from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap
 from ldpest.stats.binomial import AffineBinomialOracle
 from ldpest.util.validation import check_positive_int, check_report_matrix
@@ -190,6 +190,16 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
                 raise DataError(f"{int(bad.sum())} report(s) have {self.report_columns()[column]} outside "
                                 f"{low}..{high - 1}", row=int(np.flatnonzero(bad)[0]))
         return values
+
+    def variation_ratio(self) -> VariationRatio:
+        """Given the hash, ``y`` is g-ary randomized response of ``h(x)``: ``p = P(keep) / P(one
+        other)``; two inputs' laws differ only when their hashes differ (probability ``1 -
+        kappa``, the same for every pair), so ``beta = (1 - kappa) (P(keep) - P(one other))``.
+        Wang et al.'s table takes ``kappa = 0`` (``beta = (e^eps - 1) / (e^eps + g - 1)``), larger."""
+        keep = Fraction(self._keep, WORD)
+        other = (1 - keep) / (self._g - 1)
+        ratio = float(keep / other) * (1 + 1e-14)
+        return VariationRatio(ratio, float((1 - self._kappa) * (keep - other)) * (1 + 1e-12), ratio)
 
     def channel(self) -> Channel:
         """The exact channel of ``(a, c, y)`` over every seed; enumerable for small primes only."""

@@ -25,6 +25,7 @@ from ldpest import (
     FrequencyOracle,
     Mechanism,
     ParameterError,
+    VariationRatio,
 )
 from ldpest.privacy.exact import (
     WORD,
@@ -170,6 +171,20 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def encode_reports(self, values):
         return self.encode_labels(values, "reports").astype(self.index_dtype)
 
+    @property
+    def shuffle_pair_is_attained(self) -> bool:
+        """Wang et al.'s pair is the law of shuffled reports when the others hold a third category:
+        its epsilon is then also a lower bound (docs/accounting.md)."""
+        return self.d >= 3
+
+    def variation_ratio(self) -> VariationRatio:
+        """``p = P(keep) / P(one other)``, ``beta = P(keep) - P(one other)`` (the two inputs'
+        laws differ on their own two categories), from the integer threshold."""
+        keep = Fraction(self._keep, WORD)
+        other = (1 - keep) / (self.d - 1)
+        return VariationRatio(float(keep / other) * (1 + 1e-14), float(keep - other) * (1 + 1e-12),
+                                     float(keep / other) * (1 + 1e-14))
+
     def channel(self) -> Channel:
         """The implemented channel, exactly (fractions from the integer threshold)."""
         p = Fraction(self._keep, WORD)
@@ -236,6 +251,13 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     def encode_reports(self, values):
         return bit_reports(values, self)
+
+    def variation_ratio(self) -> VariationRatio:
+        """Two inputs' laws differ only in their own two bits, each kept with ``p``: ``beta = 2p - 1``
+        (``|p (1 - (1 - p)) - (1 - p) (1 - p')|`` of the one pair of bits) and ``p^2 / (1 - p)^2``."""
+        keep = Fraction(self._keep, WORD)
+        ratio = float(keep ** 2 / (1 - keep) ** 2) * (1 + 1e-14)
+        return VariationRatio(ratio, float(2 * keep - 1) * (1 + 1e-12), ratio)
 
     def channel(self, max_categories: int = 12) -> Channel:
         if self.d > max_categories:

@@ -117,7 +117,13 @@ ldp_read <- function(path) {
 #' @param epsilon,n,stderr two of them.
 #' @param mechanism "all" (one row per mechanism, best first), "auto" or a name.
 #' @return a data.frame: mechanism, d, epsilon, n, stderr, rmse, report_bits, parameters, auto.
-ldp_plan <- function(d = NULL, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all", low = NULL, high = NULL) {
+ldp_plan <- function(d = NULL, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all", low = NULL, high = NULL,
+                     shuffle = NULL, delta = NULL) {
+  if (!is.null(shuffle)) {  # the n or epsilon0 that a central epsilon after shuffling needs
+    if (is.null(delta)) stop(.condition("a plan with shuffle = needs delta =", "error"))
+    return(.call("plan_shuffle", list(shuffle = shuffle, delta = delta, epsilon = epsilon, n = n, d = d,
+                                      mechanism = mechanism)))
+  }
   .call("plan", list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism, low = low, high = high))
 }
 
@@ -279,5 +285,26 @@ as.data.frame.ldp_estimates <- function(x, row.names = NULL, optional = FALSE, .
 print.ldp_reports <- function(x, ...) {
   n <- if (is.matrix(x$values)) nrow(x$values) else length(x$values)
   cat(sprintf("<ldp_reports: %d reports of %s, epsilon = %g>\n", n, x$mechanism, x$epsilon))
+  invisible(x)
+}
+
+# -- accounting: what a shuffler gives (docs/accounting.md) ------------------------------------
+
+#' The central (epsilon, delta) of n shuffled reports: of a mechanism (its name and parameters,
+#' e.g. categories), or of any epsilon-LDP randomiser when mechanism is NULL.
+ldp_shuffle_epsilon <- function(epsilon, n, delta, mechanism = NULL, ...) {
+  for (arg in c("epsilon", "n", "delta")) {
+    value <- get(arg)
+    if (!is.numeric(value) || length(value) != 1 || is.na(value))
+      stop(.condition(sprintf("%s must be one number, got %s", arg, deparse(value)), "error"))
+  }
+  .call("shuffle", list(epsilon = epsilon, n = n, delta = delta, mechanism = mechanism, params = list(...)))
+}
+
+print.ldp_shuffle <- function(x, ...) {
+  cat(sprintf("%s shuffled reports of %s (epsilon0 = %g) are (%.6g, %g)-DP: %s\n",
+              format(x$n, big.mark = ","), x$mechanism, x$epsilon0, x$epsilon, x$delta, x$method))
+  if (!is.null(x$lower)) cat(sprintf("  and no better than epsilon %.6g (%s)\n", x$lower, x$lower_method))
+  print(x$bounds[, c("bound", "lower", "upper")], row.names = FALSE)
   invisible(x)
 }
