@@ -27,8 +27,9 @@ def main() -> None:
     for n, epsilon0, delta in SETTINGS:
         krr = ldpest.mechanism("randomized-response", epsilon=epsilon0, categories=list(range(100)))
         olh = ldpest.mechanism("local-hashing", epsilon=epsilon0, categories=list(range(100)))
+        generic = VariationRatio.generic(epsilon0)
         rows = [
-            ("variation-ratio, generic", lambda: variation_ratio_epsilon(VariationRatio.generic(epsilon0), n, delta)[1]),
+            ("variation-ratio, generic", lambda: variation_ratio_epsilon(generic, n, delta)[1]),
             ("variation-ratio, k-RR d = 100", lambda: variation_ratio_epsilon(krr.variation_ratio(), n, delta)[1]),
             ("variation-ratio, ldpest's OLH", lambda: variation_ratio_epsilon(olh.variation_ratio(), n, delta)[1]),
             ("clones (FMT), numerical", lambda: clone_epsilon(epsilon0, n, delta)[1]),

@@ -366,3 +366,28 @@ test_that("ldp_plan plans a mean from its range", {
   expect_true(all(p$stderr <= 2))
   expect_error(ldp_plan(low = 0, epsilon = 1, stderr = 2), "both low and high", class = "ldpest_error")
 })
+
+test_that("ldp_shuffle_epsilon gives the published shuffle bounds and refuses bad input", {
+  generic <- ldp_shuffle_epsilon(4, n = 1e6, delta = 1e-6)
+  expect_s3_class(generic, "ldp_shuffle")
+  expect_lt(abs(generic$epsilon - 0.0344), 0.03 * 0.0344)
+  expect_null(generic$lower)
+  rr <- ldp_shuffle_epsilon(4, n = 1e6, delta = 1e-6, mechanism = "randomized-response", categories = 1:100)
+  expect_lt(abs(rr$epsilon - 0.0200), 0.03 * 0.0200)
+  expect_lte(rr$lower, rr$epsilon)
+  expect_true(all(c("bound", "lower", "upper", "note") %in% names(rr$bounds)))
+  expect_output(print(rr), "randomized-response")
+  expect_error(ldp_shuffle_epsilon(NA, n = 1e6, delta = 1e-6), "epsilon must be one number", class = "ldpest_error")
+  expect_error(ldp_shuffle_epsilon(4, n = 1e6, delta = 2), "delta must be in", class = "ldpest_error")
+  expect_error(ldp_shuffle_epsilon(4, n = 1.5, delta = 1e-6), "n must be", class = "ldpest_error")
+})
+
+test_that("ldp_plan(shuffle =) solves for n or for the local epsilon", {
+  p <- ldp_plan(shuffle = 0.1, delta = 1e-6, epsilon = 4)
+  expect_equal(p$solved_for, "n")
+  expect_lte(p$central_epsilon, 0.1)
+  q <- ldp_plan(shuffle = 0.05, delta = 1e-6, n = 1e5, mechanism = "randomized-response", d = 100)
+  expect_equal(q$solved_for, "epsilon0")
+  expect_lte(q$central_epsilon, 0.05)
+  expect_error(ldp_plan(shuffle = 0.1, epsilon = 4), "needs delta", class = "ldpest_error")
+})
