@@ -39,6 +39,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "mechanism": ".engine.api", "estimate": ".engine.api", "plan": ".engine.planning",
     "reports_from_dataframe": ".engine.mapreduce",
     "VariationRatio": ".privacy.shuffle",
+    "Longitudinal": ".contract.longitudinal", "ClientState": ".privacy.memo",
     **dict.fromkeys(("ShuffleBound", "shuffle_epsilon", "plan_shuffle"), ".engine.accounting"),
 })
 
@@ -49,5 +50,5 @@ __all__ = [
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
     "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
-    "secure_rng", "ShuffleBound", "shuffle_epsilon", "plan_shuffle", "VariationRatio",
+    "secure_rng", "ShuffleBound", "shuffle_epsilon", "plan_shuffle", "VariationRatio", "Longitudinal", "ClientState",
 ]

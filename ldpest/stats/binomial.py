@@ -7,15 +7,20 @@ from __future__ import annotations
 import numpy as np
 
 
-def affine_binomial_stderr(theta, offset: float, gap: float, n: int) -> np.ndarray:
+def affine_binomial_stderr(theta, offset: float, gap: float, n: int, top_complement: float | None = None) -> np.ndarray:
     """Standard error of ``theta_hat = (c / n - offset) / gap``, ``c ~ Binomial(n, offset + gap theta)``.
 
     ``sqrt(pi (1 - pi) / n) / |gap|`` evaluated at ``pi = offset + gap clip(theta, 0, 1)``: the
     estimate moved into the feasible range, so the error is never 0 (the plug-in ``c / n`` gives
     0 whenever every report agrees, e.g. n = 1, and with it intervals of zero width).
+    ``top_complement``: ``1 - offset - gap`` computed exactly by the mechanism, where ``offset + gap``
+    rounds to 1 in float64 (large epsilon): ``1 - pi`` is then ``top_complement + gap (1 - theta)``,
+    not a difference that cancels to 0.
     """
-    pi = offset + gap * np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
-    return np.sqrt(pi * (1 - pi) / n) / abs(gap)
+    theta = np.clip(np.asarray(theta, dtype=np.float64), 0.0, 1.0)
+    pi = offset + gap * theta
+    complement = 1 - pi if top_complement is None else top_complement + gap * (1 - theta)
+    return np.sqrt(pi * complement / n) / abs(gap)
 
 
 def affine_binomial_variance(theta, offset: float, gap: float) -> np.ndarray:
@@ -59,7 +64,12 @@ class AffineBinomialOracle:
     def frequency_estimate(self, stats, n):
         offset, gap = self.binomial_model()
         theta = (stats[self.count_statistic] / n - offset) / gap
-        return theta, affine_binomial_stderr(theta, offset, gap, n)
+        return theta, affine_binomial_stderr(theta, offset, gap, n, self.binomial_top_complement())
+
+    def binomial_top_complement(self) -> float | None:
+        """Optional: ``1 - offset - gap`` computed exactly (e.g. from Fractions), for standard errors
+        that stay positive where ``offset + gap`` rounds to 1 (:func:`affine_binomial_stderr`)."""
+        return None
 
     def count_model(self, stats):
         return (stats[self.count_statistic], *self.binomial_model())

@@ -13,12 +13,19 @@ from pathlib import Path
 import numpy as np
 
 from ..contract.base import Mechanism
+from ..contract.longitudinal import Longitudinal
 from ..contract.registry import mechanism_from_spec
 from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
-from .checks import Check, Report, expect_error, fail, run_checks
-from .privacy import distribution_privacy, empirical_epsilon, sampler_matches_channel
+from .checks import ALARM, Check, Report, expect_error, fail, run_checks
+from .privacy import (
+    _inputs_are_data,
+    distribution_privacy,
+    empirical_epsilon,
+    keyed_matches_channel,
+    sampler_matches_channel,
+)
 
 SEED = 20131205
 
@@ -122,7 +129,59 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
     named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
              ("rejects_bad_data", rejects_bad_data), privacy, ("distinguishing_audit", distinguishing_audit),
              ("vectorised", vectorised), ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
+    if isinstance(mechanism, Longitudinal):
+        named += longitudinal_checks(mechanism, data, seed)
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]
+
+
+def longitudinal_checks(mechanism, data, seed: int) -> list:
+    """The checks of a mechanism for repeated collection (:class:`ldpest.Longitudinal`):
+
+    * ``permanent_privacy``: every check above passes for ``mechanism.permanent()`` at ``epsilon_inf``
+      (its exact channel proven, its sampler drawing it), and ``epsilon <= epsilon_inf``;
+    * ``memoised``: with the same secrets the permanent responses repeat exactly, with other secrets
+      they differ, and keyed by many users' secrets they have the permanent channel's law at every
+      input compared (chi-square, as ``exact_privacy``).
+    """
+    from ..privacy.memo import ClientState
+
+    permanent = mechanism.permanent()
+
+    def permanent_privacy():
+        if not mechanism.epsilon <= mechanism.epsilon_inf:
+            fail(f"epsilon = {mechanism.epsilon!r} exceeds epsilon_inf = {mechanism.epsilon_inf!r}: one report "
+                 "cannot leak more than every report of its value together")
+        if permanent.epsilon != mechanism.epsilon_inf:
+            fail(f"the permanent response declares epsilon = {permanent.epsilon!r}, not epsilon_inf = "
+                 f"{mechanism.epsilon_inf!r}")
+        report = run_checks(mechanism_checks(permanent, data, seed=seed), raise_on_failure=False)
+        if report.failures:
+            fail("the permanent response fails " + "; ".join(f"{r.name}: {r.message}" for r in report.failures))
+
+    def memoised():
+        channel, _ = channel_or_reason(permanent)
+        if channel is not None and _inputs_are_data(mechanism, channel):
+            rows = np.resize(np.arange(len(channel.inputs)), 4096)
+            records = repeated_rows(channel.inputs, rows)
+            # P(two secrets give the same response to every record): the test below is conclusive
+            collision = float(np.sum(np.log([np.sum(channel.row(i) ** 2) for i in range(len(channel.inputs))])[rows]))
+        else:
+            records, collision = cycle(data, 4096), -math.inf
+        encoded = mechanism.encode_data(records)
+        users = [f"user{i}" for i in range(len(records))]
+        state = ClientState()
+        first = mechanism.memoised_permanent(encoded, users, state)
+        again = mechanism.memoised_permanent(encoded, users, state)
+        if not np.array_equal(first, again):
+            fail("the same users' secrets gave different permanent responses: the memoisation does not repeat")
+        other = mechanism.memoised_permanent(encoded, users, ClientState())
+        if np.array_equal(first, other) and collision < math.log(ALARM):
+            fail(f"other secrets gave the same {len(records)} permanent responses (probability "
+                 f"e^{collision:.0f}): the response does not depend on the secret")
+        if channel is not None:
+            keyed_matches_channel(mechanism, channel, seed)
+
+    return [("permanent_privacy", permanent_privacy), ("memoised", memoised)]
 
 
 def check_mechanism(mechanism: Mechanism, data, *, expected_failures: dict | None = None, seed: int = SEED,
@@ -135,6 +194,12 @@ def check_mechanism(mechanism: Mechanism, data, *, expected_failures: dict | Non
     """
     return run_checks(mechanism_checks(mechanism, data, expected_failures=expected_failures, seed=seed),
                       raise_on_failure)
+
+
+def repeated_rows(inputs, rows) -> np.ndarray:
+    """The raw records ``inputs[rows]`` (labels, numbers or rows), as privatize takes them."""
+    picked = [inputs[i] for i in rows]
+    return np.asarray(picked, dtype=object if isinstance(picked[0], str | tuple) else None)
 
 
 def _rebuild(mechanism: Mechanism, **changes) -> Mechanism:

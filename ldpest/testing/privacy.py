@@ -138,6 +138,36 @@ def sampler_matches_channel(mechanism, channel, data, seed: int, draws: int = 20
     return f"{len(cases)} case(s) compared with the channel"
 
 
+def keyed_matches_channel(mechanism, channel, seed: int, draws: int = 4_000, inputs: int = 4) -> None:
+    """Permanent responses keyed by ``draws`` users' secrets (:class:`ldpest.ClientState`) have the
+    law of the permanent ``channel``, at its first and last inputs and ``inputs - 2`` between
+    (chi-square over outputs with at least 5 expected, the rest pooled; Bonferroni over the inputs)."""
+    from ..privacy.memo import ClientState
+
+    count = len(channel.inputs)
+    chosen = sorted({0, count - 1, *np.linspace(0, count - 1, inputs).round().astype(int).tolist()})
+    alarm = ALARM / len(chosen)
+    for i in chosen:
+        encoded = mechanism.encode_data(repeated(channel.inputs[i], draws))
+        users = [f"s{seed}-{j}" for j in range(draws)]
+        values = mechanism.memoised_permanent(encoded, users, ClientState())
+        index = output_indices(channel.outputs, values)
+        if np.any(index < 0):
+            fail(f"keyed permanent responses outside the permanent channel's outputs for input {channel.inputs[i]!r}")
+        counts = np.bincount(index, minlength=channel.shape[1])
+        target = channel.row(i) * draws
+        keep = target >= 5
+        observed = np.append(counts[keep], counts[~keep].sum())
+        pooled = np.append(target[keep], target[~keep].sum())
+        if pooled[-1] == 0:
+            observed, pooled = observed[:-1], pooled[:-1]
+        if observed.size > 1:
+            p = scipy_stats.chisquare(observed, pooled * observed.sum() / pooled.sum()).pvalue
+            if p < alarm:
+                fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at input "
+                     f"{channel.inputs[i]!r} (chi-square p = {p:.2g} < {alarm:.2g})")
+
+
 def distribution_privacy(mechanism, data, seed: int, draws: int = 100_000) -> None:
     """Empirical likelihood ratios of many events for two inputs (module docstring)."""
     rng = np.random.default_rng(seed)

@@ -10,15 +10,16 @@ from pathlib import Path
 
 
 @contextlib.contextmanager
-def atomic_path(path):
-    """Yield a temporary path beside ``path``; move it into place only on success."""
+def atomic_path(path, mode: int | None = None):
+    """Yield a temporary path beside ``path``; move it into place only on success, with ``mode``
+    (default: the usual permissions, 0666 less the umask)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)  # mkstemp creates 0600
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
