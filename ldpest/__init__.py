@@ -39,7 +39,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "mechanism": ".engine.api", "estimate": ".engine.api", "plan": ".engine.planning",
     "reports_from_dataframe": ".engine.mapreduce",
     "VariationRatio": ".privacy.shuffle",
-    "Longitudinal": ".contract.longitudinal", "ClientState": ".privacy.memo",
+    "Longitudinal": ".contract.longitudinal", "ClientState": ".privacy.memo", "estimate_rounds": ".engine.rounds",
     **dict.fromkeys(("ShuffleBound", "shuffle_epsilon", "plan_shuffle"), ".engine.accounting"),
 })
 
@@ -51,4 +51,5 @@ __all__ = [
     "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
     "secure_rng", "ShuffleBound", "shuffle_epsilon", "plan_shuffle", "VariationRatio", "Longitudinal", "ClientState",
+    "estimate_rounds",
 ]

@@ -244,12 +244,25 @@ def privatize_command(
     header: bool = HeaderOpt,
     codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
+    user_column: str | None = typer.Option(
+        None, "--user-column", help="Column naming each record's user (for --ledger and --state)."),
+    ledger: Path | None = typer.Option(
+        None, "--ledger", help="Ledger file (JSON) of the epsilon each user spent: charged, and a user over "
+        "--budget gets no report (exit status 3 if some were refused)."),
+    budget: float | None = typer.Option(None, "--budget", help="The epsilon each user may spend per period."),
+    per: str = typer.Option("day", "--per", help="The budget's period: day, week, month, year or all."),
+    at: str | None = typer.Option(None, "--at", help="Time of this collection, ISO (default: now, UTC)."),
+    state: Path | None = typer.Option(
+        None, "--state", help="Client state file (per-user secrets): memoise the permanent responses of "
+        "rappor, l-grr, l-osue or dbitflip, the same in every run."),
 ):
     """Privatise raw data locally (as each person's device would).
 
     \b
     Example:
       ldpest privatize answers.csv -c answer -m randomized-response -e 1 --categories 'yes,no' -o reports.csv
+      ldpest privatize day.csv -c answer --user-column user -m l-grr -e 1 -p epsilon_inf=4 \\
+        --categories 'yes,no' --state state.json --ledger ledger.json --budget 16 --per day -o reports.csv
     """
     pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
@@ -261,6 +274,17 @@ def privatize_command(
         tuned = {k: v for k, v in mech.params.items() if k not in ("epsilon", "categories")}
         typer.echo(f"auto chose {mech.name} {json.dumps(tuned)} (smallest worst-case "
                    f"variance among the frequency oracles; `ldpest plan` compares them)", err=True)
+    if user_column is None and (ledger is not None or state is not None):
+        _fail("--ledger and --state need --user-column (the column naming each record's user)")
+    if user_column is not None:
+        n, charges = pipeline.privatize_accounted(
+            data, output, mechanism=mech, columns=list(column or []), user_column=user_column, ledger=ledger,
+            budget=budget, per=per, at=at, state=state, rng="secure" if seed is None else seed, header=header,
+            codes=codes)
+        typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
+        if charges is not None and charges.refused:
+            _fail(charges.message(), code=3)
+        return
     with _progress(data, progress) as tick:
         n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
                                     rng="secure" if seed is None else seed, progress=tick, header=header, codes=codes)
@@ -378,6 +402,35 @@ def simulate_command(
     result_files.write_result(study, output)
     typer.echo(study["mean_error"].to_pandas().to_string(float_format=lambda v: f"{v:.4g}"))
     typer.echo(f"wrote {output} ({study.attrs['metric']}; {study.attrs['simulation']})", err=True)
+
+
+@app.command("ledger")
+@handles_errors
+def ledger_command(
+    ledger: Path = typer.Argument(..., help="A ledger file written by `ldpest privatize --ledger`."),
+    user: str | None = typer.Option(None, "--user", help="Only this user."),
+    period: str | None = typer.Option(None, "--period", help="Only this period (e.g. 2026-12-04, 2026-W49, all)."),
+):
+    """Show the epsilon each user has spent, per period (docs/accounting.md).
+
+    \b
+    Example:
+      ldpest ledger ledger.json --user u17
+    """
+    from .engine.ledger import Ledger
+
+    if not ledger.exists():
+        _fail(f"{ledger}: no such ledger")
+    table = Ledger.open(ledger).table()
+    if user is not None:
+        table = table[table["user"] == user]
+    if period is not None:
+        table = table[table["period"] == period]
+    if table.empty:
+        typer.echo("no spending recorded" + (f" for user {user!r}" if user else "")
+                   + (f" in {period}" if period else ""), err=True)
+        return
+    typer.echo(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
 
 
 @app.command("plan")

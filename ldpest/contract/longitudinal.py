@@ -84,11 +84,14 @@ class Longitudinal(abc.ABC):
         """One round of reports: record ``i`` by user ``users[i]``, whose permanent response for its
         value is the same in every round and run (keyed by the user's secret in ``state``, which
         creates secrets for new users: save the state afterwards)."""
-        from .reports import Reports
-
         if not isinstance(state, ClientState):
             raise ParameterError(f"state must be an ldpest.ClientState, got {type(state).__name__}")
-        encoded = self.encode_data(data)
+        return self.privatize_memoised_encoded(self.encode_data(data), users, state, rng)
+
+    def privatize_memoised_encoded(self, encoded: np.ndarray, users, state: ClientState, rng=None):
+        """:meth:`privatize_memoised` of records that :meth:`encode_data` has already validated."""
+        from .reports import Reports
+
         users = np.asarray(users, dtype=object)
         if users.ndim != 1 or len(users) != len(encoded):
             raise DataError(f"users must name the user of each of the {len(encoded)} records, got {users.shape}")
