@@ -276,6 +276,8 @@ def privatize_command(
                    f"variance among the frequency oracles; `ldpest plan` compares them)", err=True)
     if user_column is None and (ledger is not None or state is not None):
         _fail("--ledger and --state need --user-column (the column naming each record's user)")
+    if ledger is not None and budget is None:
+        _fail("--ledger needs --budget (the epsilon each user may spend per period)")
     if user_column is not None:
         n, charges = pipeline.privatize_accounted(
             data, output, mechanism=mech, columns=list(column or []), user_column=user_column, ledger=ledger,

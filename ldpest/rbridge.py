@@ -403,7 +403,43 @@ def call_privatize(args):
     mech = _mechanism(_with_data_defaults(args))
     seed = args.get("seed")
     rng = "secure" if seed is None else int(np.asarray(seed).ravel()[0])
-    return _reports_to_r(mech.privatize(_labels_for(_data(args["data"]), mech), rng=rng))
+    data = _labels_for(_data(args["data"]), mech)
+    if args.get("users") is None:
+        return _reports_to_r(mech.privatize(data, rng=rng))
+    import warnings
+
+    from .engine.ledger import privatize_accounted
+
+    encoded = mech.encode_data(data)
+    if len(encoded) == 0:
+        raise DataError("data is empty: at least one record is needed")
+    reports, charges = privatize_accounted(
+        mech, encoded, np.asarray(args["users"], dtype=object).ravel(), ledger=_scalar(args, "ledger", str),
+        budget=_scalar(args, "budget", float), per=_scalar(args, "per", str) or "day", at=_scalar(args, "at", str),
+        state=_scalar(args, "state", str), rng=rng)
+    out = _reports_to_r(reports)
+    if charges is not None and charges.refused:
+        warnings.warn(charges.message(), stacklevel=2)
+        out.do_slot_assign("refused", _ro().StrVector(list(charges.refused)))
+    return out
+
+
+def call_ledger(args):
+    """``ldp_ledger``: the epsilon spent per user and period, a data.frame."""
+    from pathlib import Path
+
+    from .engine.ledger import Ledger
+
+    path = _scalar(args, "ledger", str)
+    if not Path(path).exists():
+        raise DataError(f"{path}: no such ledger")
+    table = Ledger.open(path).table()
+    user, period = _scalar(args, "user", str), _scalar(args, "period", str)
+    if user is not None:
+        table = table[table["user"] == user]
+    if period is not None:
+        table = table[table["period"] == period]
+    return table_to_r(table.reset_index(drop=True))
 
 
 def _estimate(mech, values, args):
@@ -583,7 +619,7 @@ def call_plan_shuffle(args):
 
 CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate,
          "interval": call_interval, "read": call_read, "plan": call_plan, "shuffle": call_shuffle,
-         "plan_shuffle": call_plan_shuffle}
+         "plan_shuffle": call_plan_shuffle, "ledger": call_ledger}
 
 
 def dispatch(name: str) -> None:

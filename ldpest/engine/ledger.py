@@ -225,3 +225,44 @@ def ledger_transaction(path):
             ledger.save(path)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def privatize_accounted(mechanism: Mechanism, encoded, users, *, ledger=None, budget: float | None = None,
+                        per: str = "day", at=None, state=None, rng="secure", write=None):
+    """Privatise encoded records by ``users``: memoised with the client state file ``state`` (a
+    longitudinal mechanism), charged to the ledger file ``ledger`` against ``budget`` per ``per``;
+    users who would exceed their budget get no report.  ``write(reports)`` runs before the client
+    state and the ledger are saved (the CLI writes its temporary report file there, and moves it
+    into place after: a failure never leaves reports that the ledger has not counted).  Returns
+    ``(reports, Charges or None)``; raises DataError when every user is refused."""
+    from ..privacy.memo import ClientState
+
+    if ledger is not None and budget is None:
+        raise ParameterError("a ledger needs a budget (the epsilon each user may spend per period)")
+    if state is not None and not isinstance(mechanism, Longitudinal):
+        raise ParameterError(f"a client state memoises permanent responses; {mechanism.name!r} has none "
+                             "(use rappor, l-grr, l-osue or dbitflip)")
+    users = np.asarray(users).astype(str).astype(object)
+    if users.ndim != 1 or len(users) != len(encoded):
+        raise DataError(f"users must name the user of each of the {len(encoded)} records, got {len(users)}")
+    client = None if state is None else ClientState.open(state)
+    book = ledger_transaction(ledger) if ledger is not None else contextlib.nullcontext(None)
+    with book as accounts:
+        charges, keep = None, slice(None)
+        if accounts is not None:
+            charges = accounts.charges(mechanism, users, encoded, budget=budget, per=per, at=at,
+                                       memoised=client is not None)
+            if not charges.allowed.any():
+                raise DataError(charges.message() + "; nothing written")
+            keep = charges.allowed
+        if client is not None:
+            reports = mechanism.privatize_memoised_encoded(encoded[keep], users[keep], client, rng)
+        else:
+            reports = mechanism.privatize_encoded(encoded[keep], rng)
+        if write is not None:
+            write(reports)
+        if accounts is not None:
+            accounts.record(charges)
+        if client is not None and client.changed:
+            client.save()
+    return reports, charges

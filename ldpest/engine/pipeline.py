@@ -6,7 +6,6 @@ statistics and added up, so memory stays bounded whatever the file size.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -253,46 +252,21 @@ def _whole_column(source, columns: list[str], kind: str):
 def privatize_accounted(path, output, *, mechanism: Mechanism, columns: list[str], user_column: str,
                         ledger=None, budget: float | None = None, per: str = "day", at=None, state=None,
                         rng="secure", header: bool = True, codes: str = "labels"):
-    """Privatise with user ids (docs/accounting.md): memoised with the client state file ``state``
-    (a longitudinal mechanism), and charged to the ledger file ``ledger`` against ``budget`` per
-    ``per``.  Users who would exceed their budget get no report.  Files change in a safe order:
-    reports go to a temporary file, then the client state and the ledger are saved, then the
-    reports move into place, so a failure never leaves reports that the ledger has not counted.
-    Returns ``(reports written, Charges or None)``; raises DataError when every user is refused."""
-    from ..contract.longitudinal import Longitudinal
-    from ..privacy.memo import ClientState
-    from .ledger import ledger_transaction
+    """Privatise a file's records with the user ids of ``user_column``
+    (:func:`ldpest.engine.ledger.privatize_accounted`): the reports go to a temporary file, then the
+    client state and the ledger are saved, then the reports move into place.  Returns ``(reports
+    written, Charges or None)``."""
+    from .ledger import privatize_accounted as privatize_records
 
     check_csv_options(path, header, codes)
-    if ledger is not None and budget is None:
-        raise ParameterError("--ledger needs --budget (the epsilon each user may spend per period)")
-    if state is not None and not isinstance(mechanism, Longitudinal):
-        raise ParameterError(f"--state memoises permanent responses; {mechanism.name!r} has none "
-                             "(use rappor, l-grr, l-osue or dbitflip)")
     source = open_source(path, header=header)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=True)
     source.require([user_column])
     encoded = located(source, 0, decoding(mechanism.encode_data, mechanism, codes, "data"),
                       _whole_column(source, columns, column_kind(mechanism, True, codes)))
-    users = _whole_column(source, [user_column], "string").astype(str).astype(object)
-    client = None if state is None else ClientState.open(state)
+    users = _whole_column(source, [user_column], "string")
     generator, kind = resolve_rng(rng)
-    book = ledger_transaction(ledger) if ledger is not None else contextlib.nullcontext(None)
-    with ReportWriter(output, mechanism, kind) as writer, book as accounts:
-        charges, keep = None, slice(None)
-        if accounts is not None:
-            charges = accounts.charges(mechanism, users, encoded, budget=budget, per=per, at=at,
-                                       memoised=client is not None)
-            if not charges.allowed.any():
-                raise DataError(charges.message() + "; nothing written")
-            keep = charges.allowed
-        if client is not None:
-            reports = mechanism.privatize_memoised_encoded(encoded[keep], users[keep], client, generator)
-        else:
-            reports = mechanism.privatize_encoded(encoded[keep], generator)
-        writer.write(reports.values)
-        if accounts is not None:
-            accounts.record(charges)
-        if client is not None and client.changed:
-            client.save()
+    with ReportWriter(output, mechanism, kind) as writer:
+        _, charges = privatize_records(mechanism, encoded, users, ledger=ledger, budget=budget, per=per, at=at,
+                                       state=state, rng=generator, write=lambda reports: writer.write(reports.values))
     return writer.n, charges

@@ -20,11 +20,38 @@ ldp_plugins <- function() {
 #'   cryptographically secure generator; an integer gives reproducible noise,
 #'   for simulations only (set.seed() does not reach Python).
 #' @return an "ldp_reports" object: values, spec (JSON), mechanism, epsilon.
-ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL) {
+ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL, users = NULL, state = NULL,
+                          ledger = NULL, budget = NULL, per = "day", at = NULL) {
   .check_no_na(x, "data")
+  if (is.null(users) && (!is.null(ledger) || !is.null(state)))
+    stop(.condition("ledger and state need users (the user of each record)", "error"))
+  if (!is.null(users)) {
+    .check_no_na(users, "users")
+    if (length(users) != NROW(x))
+      stop(.condition(sprintf("users must name the user of each of the %d records, got %d", NROW(x),
+                              length(users)), "error"))
+    for (arg in c("state", "ledger", "per", "at")) {
+      value <- get(arg)
+      if (!is.null(value) && !(is.character(value) && length(value) == 1 && !is.na(value)))
+        stop(.condition(sprintf("%s must be one string, got %s", arg, deparse(value)), "error"))
+    }
+    if (!is.null(budget) && !(is.numeric(budget) && length(budget) == 1 && !is.na(budget)))
+      stop(.condition(sprintf("budget must be one number, got %s", deparse(budget)), "error"))
+  }
   data <- .data_args(x)
+  accounts <- if (is.null(users)) list() else
+    list(users = as.character(users), state = state, ledger = ledger, budget = budget, per = per, at = at)
   .call("privatize", c(list(data = data$values, mechanism = mechanism, params = .params(epsilon, ...), seed = seed),
-                       data$defaults))
+                       data$defaults, accounts))
+}
+
+ldp_ledger <- function(ledger, user = NULL, period = NULL) {
+  for (arg in c("ledger", "user", "period")) {
+    value <- get(arg)
+    if (!is.null(value) && !(is.character(value) && length(value) == 1 && !is.na(value)))
+      stop(.condition(sprintf("%s must be one string, got %s", arg, deparse(value)), "error"))
+  }
+  .call("ledger", list(ledger = ledger, user = user, period = period))
 }
 
 .params <- function(epsilon, ...) {

@@ -391,3 +391,31 @@ test_that("ldp_plan(shuffle =) solves for n or for the local epsilon", {
   expect_lte(q$central_epsilon, 0.05)
   expect_error(ldp_plan(shuffle = 0.1, epsilon = 4), "needs delta", class = "ldpest_error")
 })
+
+test_that("ldp_privatize memoises with a state file and charges a ledger, as the CLI does", {
+  folder <- tempfile("ledger")
+  dir.create(folder)
+  state <- file.path(folder, "state.json")
+  ledger <- file.path(folder, "ledger.json")
+  users <- c("u1", "u2", "u3")
+  for (round in 1:4) {
+    r <- ldp_privatize(c("a", "b", "c"), "l-grr", epsilon = 1, epsilon_inf = 2.5, categories = c("a", "b", "c"),
+                       users = users, state = state, ledger = ledger, budget = 16, at = "2026-12-04", seed = round)
+    expect_equal(length(r$values), 3)
+  }
+  spent <- ldp_ledger(ledger, user = "u1")
+  expect_equal(spent$epsilon, 2.5)  # 1 + 1 + 0.5 + 0: memoised reports of one value stop at epsilon_inf
+  expect_equal(spent$reports, 4)
+  expect_true(any(grepl("ldpest-client-state", readLines(state))))
+  expect_warning(r <- ldp_privatize(rep("a", 5), "randomized-response", epsilon = 4, categories = c("a", "b"),
+                                    users = c("u1", "u1", "u1", "u1", "u9"), ledger = ledger, budget = 16,
+                                    at = "2026-12-04"),
+                 "1 user\\(s\\) would exceed the budget of 16 for 2026-12-04: 'u1'", class = "ldpest_warning")
+  expect_equal(length(r$values), 1)
+  expect_equal(attr(r, "refused"), "u1")
+  expect_error(ldp_privatize(c("a", "b"), "randomized-response", epsilon = 1, categories = c("a", "b"),
+                             ledger = ledger), "need users", class = "ldpest_error")
+  expect_error(ldp_privatize(c("a", "b"), "randomized-response", epsilon = 1, categories = c("a", "b"),
+                             users = c("u1", "u2"), state = state), "has none", class = "ldpest_error")
+  expect_error(ldp_ledger(NA), "ledger must be one string", class = "ldpest_error")
+})
