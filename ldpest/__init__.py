@@ -40,6 +40,7 @@ __getattr__, __dir__ = lazy_names(__name__, {
     "reports_from_dataframe": ".engine.mapreduce",
     "VariationRatio": ".privacy.shuffle",
     "Longitudinal": ".contract.longitudinal", "ClientState": ".privacy.memo", "estimate_rounds": ".engine.rounds",
+    **dict.fromkeys(("Ledger", "privatize_accounted"), ".engine.ledger"),
     **dict.fromkeys(("ShuffleBound", "shuffle_epsilon", "plan_shuffle"), ".engine.accounting"),
 })
 
@@ -51,5 +52,5 @@ __all__ = [
     "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",
     "open_reports", "read_reports", "register_plugin", "ReportFile", "reports_from_dataframe", "reset_registry",
     "secure_rng", "ShuffleBound", "shuffle_epsilon", "plan_shuffle", "VariationRatio", "Longitudinal", "ClientState",
-    "estimate_rounds",
+    "estimate_rounds", "Ledger", "privatize_accounted",
 ]

@@ -53,7 +53,7 @@ def _rank_probability(r: int, size: int) -> Fraction:
 
 
 class DBitFlip(Longitudinal, FrequencyOracle, Mechanism):
-    """dBitFlipPM (module docstring)."""
+    """dBitFlipPM: d sampled buckets, one memoised randomised bit each, for counters (module docstring)."""
 
     name = "dbitflip"
     family = "multinomial"

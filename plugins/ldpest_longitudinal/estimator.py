@@ -29,7 +29,7 @@ from .rappor import bloom_bits
 
 
 class RapporEstimator(Estimator):
-    """Candidate frequencies from RAPPOR reports (module docstring)."""
+    """Frequencies of candidate strings from RAPPOR reports, by least squares (module docstring)."""
 
     name = "rappor"
     family = "multinomial"
@@ -40,7 +40,8 @@ class RapporEstimator(Estimator):
 
     def __init__(self, *, candidates=None, projection="none"):
         if candidates is None or isinstance(candidates, str) or len(list(candidates)) == 0:
-            raise ParameterError("rappor: give candidates, the strings whose frequencies to estimate")
+            raise ParameterError("rappor: give candidates, the strings whose frequencies to estimate (on the command "
+                                 "line: --estimator-param 'candidates=[\"a\", \"b\"]')")
         candidates = [str(candidate) for candidate in candidates]
         if len(set(candidates)) != len(candidates):
             raise ParameterError("rappor: the candidates must be distinct")

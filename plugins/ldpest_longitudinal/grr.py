@@ -39,7 +39,8 @@ def check_epsilons(epsilon, epsilon_inf, name: str) -> tuple[float, float]:
 
 
 class LongitudinalGRR(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mechanism):
-    """L-GRR (module docstring): ``epsilon`` per report, ``epsilon_inf`` for all reports of one value."""
+    """L-GRR: randomized response of a memoised randomized response; ``epsilon`` per report, ``epsilon_inf``
+    for all reports of one value (module docstring)."""
 
     name = "l-grr"
     family = "multinomial"

@@ -79,7 +79,8 @@ def _symmetric_within(half_f: int, tq: int, epsilon: float, h: int) -> bool:
 
 
 class Rappor(Longitudinal, Mechanism):
-    """RAPPOR (module docstring)."""
+    """RAPPOR: a Bloom filter, a memoised permanent response (epsilon_inf) and a fresh instantaneous one per
+    report (epsilon); module docstring."""
 
     name = "rappor"
     family = "multinomial"

@@ -33,7 +33,8 @@ MAX_CHANNEL_CATEGORIES = 12
 
 
 class LongitudinalOSUE(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mechanism):
-    """L-OSUE (module docstring): ``epsilon`` per report, ``epsilon_inf`` for all reports of one value."""
+    """L-OSUE: symmetric unary encoding of a memoised optimised unary encoding; ``epsilon`` per report,
+    ``epsilon_inf`` for all reports of one value (module docstring)."""
 
     name = "l-osue"
     family = "multinomial"
