@@ -21,10 +21,12 @@ def project_simplex(values, total: float = 1.0) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     if total <= 0:
         raise ValueError("total must be positive")
+    v = v - v.max(axis=-1, keepdims=True)  # the projection commutes with shifts; this keeps extremes exact
     u = -np.sort(-v, axis=-1)
     cumulative = np.cumsum(u, axis=-1) - total
     j = np.arange(1, v.shape[-1] + 1)
     condition = u - cumulative / j > 0
+    condition[..., 0] = True  # u_1 - (u_1 - total) = total > 0, whatever the rounding
     rho = v.shape[-1] - np.argmax(condition[..., ::-1], axis=-1)  # last index where it holds
     tau = np.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
     return np.maximum(v - tau, 0.0)

@@ -265,12 +265,20 @@ class HadamardResponse(_CategoricalMechanism):
         return theta, np.sqrt(self.frequency_variance(clipped) / n)
 
     def frequency_variance(self, theta):
+        """``n Var(theta_j)`` (module docstring), summed without cancellation: with ``P = P_in``,
+        ``c = 1 - P`` exactly and ``sb = s beta``, ``E W^2 - (E W)^2 = P (Theta - theta^2) + theta^2 P c
+        + sb (Theta + 2 theta^2 P - theta^2 sb) + (1 - Theta) b beta``, every term >= 0, so it stays
+        positive where ``P`` rounds to 1 (large epsilon)."""
         theta = np.asarray(theta, dtype=np.float64)
         block_mass = np.clip(np.bincount(self._block_of, weights=theta, minlength=self._layout.blocks), 0.0, 1.0)
         s, b, g = self._layout.half, self._layout.width, self._gap()
-        inside, outside = s * (self._alpha + self._beta), b * self._beta
-        mass = block_mass[self._block_of]
-        return (mass * inside + (1 - mass) * outside) / g ** 2 - theta ** 2
+        mass = np.maximum(block_mass[self._block_of], theta)
+        p_in, c = float(self._exact[0] * s), float(1 - self._exact[0] * s)
+        sb = s * self._beta
+        square = theta ** 2
+        second = (p_in * (mass - square) + square * p_in * c + sb * (mass + 2 * square * p_in - square * sb)
+                  + (1 - mass) * b * self._beta)
+        return second / g ** 2
 
     def worst_case_variance(self):
         return _worst_cases(self._layout, self._alpha, self._beta)[0]

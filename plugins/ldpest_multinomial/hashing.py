@@ -249,5 +249,9 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         """support_j ~ Binomial(n, q* + (p - q*) theta_j)."""
         return self._q, self._p - self._q
 
+    def binomial_top_complement(self):
+        """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""
+        return float(1 - self._support[0])
+
     def report_bits(self):
         return 2 * math.log2(self._prime) + math.log2(self._g)

@@ -200,6 +200,10 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
         return self._q, self._p - self._q
 
+    def binomial_top_complement(self):
+        """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""
+        return (WORD - self._keep) / WORD
+
     def report_bits(self):
         return math.log2(self.d)
 
@@ -276,8 +280,13 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     count_statistic = "ones"
 
     def binomial_model(self):
-        """ones_j ~ Binomial(n, 1 - p + (2p - 1) theta_j)."""
-        return 1 - self._p, 2 * self._p - 1
+        """ones_j ~ Binomial(n, 1 - p + (2p - 1) theta_j), from the integer threshold (``1 - p`` stays
+        positive where ``p`` rounds to 1)."""
+        return (WORD - self._keep) / WORD, (2 * self._keep - WORD) / WORD
+
+    def binomial_top_complement(self):
+        """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""
+        return (WORD - self._keep) / WORD
 
     def report_bits(self):
         return float(self.d)

@@ -222,5 +222,9 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         """ones_j ~ Binomial(n, q + (p - q) theta_j)."""
         return self._q, self._p - self._q
 
+    def binomial_top_complement(self):
+        """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""
+        return float(1 - self._exact[0])
+
     def report_bits(self):
         return math.log2(math.comb(self.d, self._omega))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import ldpest
 from ldpest.privacy.noise import LatticeLaplace
 from ldpest.privacy.rng import SecureGenerator
 
@@ -31,3 +32,24 @@ def test_zero_has_the_exact_atom():
     p0 = float(noise.pmf_steps(0))
     observed = np.mean(draws == 0)
     assert abs(observed - p0) < 5 * np.sqrt(p0 * (1 - p0) / draws.size)
+
+
+def test_laplace_noise_at_every_small_epsilon_works_or_names_its_limit():
+    """Issue 23: laplace-series raised AssertionError at epsilons it accepted (about 1e-7 to 7e-4),
+    where the integer tables' rounding ate the margin.  Now the tables are rebuilt with the excess
+    measured until the proof holds; below the limit, a ParameterError names it."""
+    from ldpest.privacy.noise import LatticeLaplace
+
+    limits = set()
+    for epsilon in np.geomspace(1e-7, 1e-3, 60):
+        try:
+            noise = LatticeLaplace(float(epsilon), 2.0, on_lattice=False, width=1)
+        except ldpest.ParameterError as exc:
+            limit = float(str(exc).split("greater than ")[1].rstrip(")"))
+            assert epsilon < limit
+            limits.add(limit)
+            continue
+        assert noise.proven() and noise.privacy_loss <= epsilon
+    assert len(limits) == 1
+    mechanism = ldpest.mechanism("laplace-series", epsilon=1e-4, basis="trigonometric", k=1)
+    assert mechanism.epsilon == 1e-4

@@ -61,3 +61,18 @@ def test_positive_projection_never_increases_l1_error_when_masses_sum_to_one(raw
     if np.maximum(m, 0).sum() == 0:
         pytest.skip("degenerate")
     assert np.abs(project_positive(m) - truth).sum() <= np.abs(m - truth).sum() + 1e-12
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([1e20, 0.0], [1.0, 0.0]),
+    ([1e20, 1e20, 0.0], [0.5, 0.5, 0.0]),
+    ([-1e20, 0.0, 1.0], [0.0, 0.0, 1.0]),
+    ([1e300, -1e300], [1.0, 0.0]),
+    ([5e-324, 0.0], [0.5, 0.5]),
+])
+def test_simplex_projection_of_extreme_values(values, expected):
+    """Issue 23: project_simplex([1e20, 0]) returned [5e19, 0]; the projection commutes with shifts,
+    so it is computed after subtracting the largest value."""
+    projected = project_simplex(values)
+    np.testing.assert_allclose(projected, expected, atol=1e-12)
+    assert projected.sum() == pytest.approx(1.0)

@@ -359,3 +359,27 @@ def test_both_subset_samplers_draw_the_channel(floyd, d, omega, monkeypatch):
         counts = np.bincount([index[tuple(row)] for row in values.tolist()], minlength=len(index))
         expected = channel.probabilities()[x] * counts.sum()
         assert scipy_stats.chisquare(counts, expected).pvalue > 1e-6
+
+
+ORACLES = ["randomized-response", "unary-randomized-response", "subset-selection", "hadamard-response",
+           "local-hashing", "laplace"]
+
+
+@pytest.mark.parametrize("name", ORACLES)
+@pytest.mark.parametrize("epsilon", [50.0, 709.0])
+@pytest.mark.parametrize("n", [1, 10])
+def test_standard_errors_are_never_zero_at_large_epsilon(name, epsilon, n):
+    """Issue 23: where the implemented keep probability rounds to 1.0 in float64, standard errors
+    were exactly 0 (randomized response, subset selection, Hadamard from epsilon 50; unary and local
+    hashing from 709) and intervals had zero width.  They now come from the exact complement."""
+    import warnings
+
+    mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=[0, 1, 2])
+    for data in (np.zeros(n, int), np.arange(n) % 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ldpest.EstimateWarning)  # n = 1: uninformative by design
+            result = ldpest.confidence_interval(ldpest.estimate(mechanism.privatize(data, rng=1)), 0.95)
+        assert np.all(result["stderr"].values > 0), result["stderr"].values
+        assert np.all(result["upper"].values > result["lower"].values)
+        truth = np.bincount(data, minlength=3) / n
+        assert np.all((result["lower"].values <= truth) & (truth <= result["upper"].values))
