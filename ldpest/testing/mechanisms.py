@@ -179,7 +179,7 @@ def longitudinal_checks(mechanism, data, seed: int) -> list:
             fail(f"other secrets gave the same {len(records)} permanent responses (probability "
                  f"e^{collision:.0f}): the response does not depend on the secret")
         if channel is not None:
-            keyed_matches_channel(mechanism, channel, seed)
+            keyed_matches_channel(mechanism, channel, data, seed)
 
     return [("permanent_privacy", permanent_privacy), ("memoised", memoised)]
 

@@ -138,24 +138,35 @@ def sampler_matches_channel(mechanism, channel, data, seed: int, draws: int = 20
     return f"{len(cases)} case(s) compared with the channel"
 
 
-def keyed_matches_channel(mechanism, channel, seed: int, draws: int = 4_000, inputs: int = 4) -> None:
+def keyed_matches_channel(mechanism, channel, data, seed: int, draws: int = 4_000, inputs: int = 4) -> None:
     """Permanent responses keyed by ``draws`` users' secrets (:class:`ldpest.ClientState`) have the
-    law of the permanent ``channel``, at its first and last inputs and ``inputs - 2`` between
-    (chi-square over outputs with at least 5 expected, the rest pooled; Bonferroni over the inputs)."""
+    law of the permanent ``channel``: at its first and last inputs and ``inputs - 2`` between when
+    its inputs are data, else at data records with the mixture of rows ``channel_mixture`` claims
+    (chi-square over outputs with at least 5 expected, the rest pooled; Bonferroni over the cases)."""
     from ..privacy.memo import ClientState
 
-    count = len(channel.inputs)
-    chosen = sorted({0, count - 1, *np.linspace(0, count - 1, inputs).round().astype(int).tolist()})
-    alarm = ALARM / len(chosen)
-    for i in chosen:
-        encoded = mechanism.encode_data(repeated(channel.inputs[i], draws))
+    if _inputs_are_data(mechanism, channel):
+        count = len(channel.inputs)
+        chosen = sorted({0, count - 1, *np.linspace(0, count - 1, inputs).round().astype(int).tolist()})
+        cases = [(channel.inputs[i], channel.row(i)) for i in chosen]
+    else:
+        records = _off_grid_records(data, channel)[:inputs]
+        cases = []
+        for record in records:
+            rows, weights = mechanism.channel_mixture(record)
+            cases.append((record, sum(w * channel.row(int(i)) for i, w in zip(rows, weights, strict=True))))
+    if not cases:
+        fail("no record to compare keyed permanent responses with the permanent channel")
+    alarm = ALARM / len(cases)
+    for record, expected in cases:
+        encoded = mechanism.encode_data(repeated(record, draws))
         users = [f"s{seed}-{j}" for j in range(draws)]
         values = mechanism.memoised_permanent(encoded, users, ClientState())
         index = output_indices(channel.outputs, values)
         if np.any(index < 0):
-            fail(f"keyed permanent responses outside the permanent channel's outputs for input {channel.inputs[i]!r}")
+            fail(f"keyed permanent responses outside the permanent channel's outputs for {record!r}")
         counts = np.bincount(index, minlength=channel.shape[1])
-        target = channel.row(i) * draws
+        target = np.asarray(expected, dtype=np.float64) * draws
         keep = target >= 5
         observed = np.append(counts[keep], counts[~keep].sum())
         pooled = np.append(target[keep], target[~keep].sum())
@@ -164,8 +175,8 @@ def keyed_matches_channel(mechanism, channel, seed: int, draws: int = 4_000, inp
         if observed.size > 1:
             p = scipy_stats.chisquare(observed, pooled * observed.sum() / pooled.sum()).pvalue
             if p < alarm:
-                fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at input "
-                     f"{channel.inputs[i]!r} (chi-square p = {p:.2g} < {alarm:.2g})")
+                fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at "
+                     f"{record!r} (chi-square p = {p:.2g} < {alarm:.2g})")
 
 
 def distribution_privacy(mechanism, data, seed: int, draws: int = 100_000) -> None:

@@ -26,7 +26,14 @@ import numpy as np
 
 from ldpest import Channel, DataError, FrequencyOracle, Longitudinal, Mechanism, ParameterError
 from ldpest.privacy.exact import WORD, keep_threshold
-from ldpest.util.validation import check_categories, check_epsilon, check_positive_int, check_report_matrix
+from ldpest.util.labels import label_coordinate
+from ldpest.util.validation import (
+    check_categories,
+    check_epsilon,
+    check_finite,
+    check_positive_int,
+    check_report_matrix,
+)
 
 from .permanent import PermanentResponse
 
@@ -47,6 +54,17 @@ def sample_buckets(words: np.ndarray, k: int) -> np.ndarray:
     return picked
 
 
+def check_positive_real_pair(low, high) -> tuple[float, float]:
+    """``low < high``, both finite numbers."""
+    try:
+        low, high = float(low), float(high)
+    except (TypeError, ValueError):
+        raise ParameterError(f"low and high must be numbers, got {low!r} and {high!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ParameterError(f"low and high must be finite with low < high, got {low!r} and {high!r}")
+    return low, high
+
+
 def _rank_probability(r: int, size: int) -> Fraction:
     """P(word mod size = r), exactly."""
     return Fraction(WORD // size + (1 if r < WORD % size else 0), WORD)
@@ -61,18 +79,42 @@ class DBitFlip(Longitudinal, FrequencyOracle, Mechanism):
     report_dims = ("report", "field")
     instantaneous_params = ()  # the response is all permanent
     parameter_help = {"epsilon": "the guarantee of one report, and of all reports while the value's state stays",
-                      "categories": "the k buckets (labels), in order",
-                      "d": "buckets each user samples and reports a bit for (1..k)"}
+                      "categories": "the k buckets (labels), in order (or low, high and buckets)",
+                      "d": "buckets each user samples and reports a bit for (1..k)",
+                      "low": "a counter's smallest value", "high": "a counter's largest value",
+                      "buckets": "equal buckets [low, high] is cut into"}
     example_params = {"categories": [0, 1, 2, 3], "d": 2}
 
-    def __init__(self, *, epsilon, categories, d=1):
+    def __init__(self, *, epsilon, categories=None, d=1, low=None, high=None, buckets=None):
+        counter = (low, high, buckets) != (None, None, None)
+        if counter == (categories is not None) or (counter and None in (low, high, buckets)):
+            raise ParameterError(f"{self.name}: give categories (the buckets' labels), or low, high and buckets "
+                                 "(a counter in [low, high] cut into equal buckets), not both")
+        if counter:
+            buckets = check_positive_int("buckets", buckets, 2)
+            low, high = check_positive_real_pair(low, high)
+            edges = np.linspace(low, high, buckets + 1)
+            categories = [f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == buckets - 1 else ')'}" for i in range(buckets)]
         categories = check_categories(categories)
         d = check_positive_int("d", d)
         if d > len(categories):
             raise ParameterError(f"{self.name}: d = {d} exceeds the {len(categories)} buckets")
-        self._set_params(epsilon=check_epsilon(epsilon), categories=categories, d=d)
+        bounds = {"low": low, "high": high, "buckets": buckets} if counter else {}
+        self._set_params(epsilon=check_epsilon(epsilon), **({} if counter else {"categories": categories}), d=d,
+                         **bounds)
+        self._categories = categories
+        if counter:
+            object.__setattr__(self, "data_kind", "number")
         self._keep = keep_threshold(self.epsilon / 2, 1)
         self._p = Fraction(self._keep, WORD)
+
+    @property
+    def categories(self) -> list:
+        return list(self._categories)
+
+    @property
+    def category_coordinate(self) -> np.ndarray:
+        return label_coordinate(self._categories)
 
     @property
     def epsilon_inf(self) -> float:
@@ -86,7 +128,22 @@ class DBitFlip(Longitudinal, FrequencyOracle, Mechanism):
         return [*(f"bucket_{t}" for t in range(self.d)), *(f"bit_{t}" for t in range(self.d))]
 
     def encode_data(self, data):
-        return self.encode_labels(data, "data")
+        """Labels of the buckets, or (a counter) numbers in ``[low, high]``: bucket
+        ``floor((x - low) / (high - low) * buckets)``, the top edge in the last bucket."""
+        if "buckets" not in self._params:
+            return self.encode_labels(data, "data")
+        low, high, k = self._params["low"], self._params["high"], self._params["buckets"]
+        values = check_finite("data", np.asarray(data, dtype=np.float64).ravel())
+        outside = (values < low) | (values > high)
+        if outside.any():
+            raise DataError(f"{int(outside.sum())} value(s) outside [{low:g}, {high:g}]",
+                            row=int(np.flatnonzero(outside)[0]))
+        codes = np.floor((values - low) / (high - low) * k).astype(np.int64)
+        return np.minimum(codes, k - 1).astype(self.index_dtype)
+
+    def channel_mixture(self, record):
+        """A counter's number is its bucket's row of the channel, with weight 1."""
+        return np.array([int(self.encode_data([record])[0])]), np.array([1.0])
 
     def permanent(self):
         return PermanentResponse(of=self)

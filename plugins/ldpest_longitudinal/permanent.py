@@ -34,6 +34,8 @@ class PermanentResponse(Mechanism):
         self._parent = parent
         for attribute in ("report_dims", "data_kind", "report_kind"):  # reports of the parent's form
             object.__setattr__(self, attribute, getattr(parent, attribute))
+        if hasattr(parent, "channel_mixture"):  # raw records between the channel's inputs, as the parent's
+            object.__setattr__(self, "channel_mixture", parent.channel_mixture)
 
     @property
     def epsilon(self) -> float:

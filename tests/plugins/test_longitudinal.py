@@ -52,6 +52,8 @@ def kit_cases():
     rappor = Rappor(prob_p=0.39, prob_q=0.61, prob_f=0.45, num_bloombits=6, num_hashes=2, num_cohorts=3)
     cases.append((rappor, rappor.representatives()))
     cases.append((DBitFlip(epsilon=2.0, categories=list("abcde"), d=1), list("abcde") * 40))
+    counter = DBitFlip(epsilon=1.0, low=0, high=100, buckets=4, d=2)  # numbers: the raw-to-bucket step checked
+    cases.append((counter, [0.0, 24.9, 25.0, 60.0, 99.9, 100.0] * 20))
     return cases
 
 
@@ -298,3 +300,22 @@ def test_reports_of_the_wrong_form_are_refused():
     with pytest.raises(DataError, match="distinct buckets"):
         ldpest.Reports.from_array(np.array([[1, 1, 0, 1]]), flip)
     assert len(mechanism_checks(flip, LABELS * 4)) == 10
+
+
+def test_dbitflip_counts_a_counter_in_equal_buckets():
+    counter = DBitFlip(epsilon=2.0, low=0, high=60, buckets=3, d=1)
+    assert counter.categories == ["[0, 20)", "[20, 40)", "[40, 60]"]
+    np.testing.assert_array_equal(counter.encode_data([0, 19.99, 20, 59.9, 60]), [0, 0, 1, 2, 2])
+    with pytest.raises(DataError, match=r"outside \[0, 60\]"):
+        counter.encode_data([61])
+    with pytest.raises(DataError, match="NaN"):
+        counter.encode_data([float("nan")])
+    with pytest.raises(ParameterError, match="not both"):
+        DBitFlip(epsilon=1.0, categories=[0, 1], low=0, high=1, buckets=2)
+    with pytest.raises(ParameterError, match="low < high"):
+        DBitFlip(epsilon=1.0, low=1, high=1, buckets=2)
+    minutes = np.random.default_rng(4).uniform(0, 60, 30_000)
+    result = ldpest.estimate(counter.privatize(minutes, rng=5))
+    truth = np.bincount(counter.encode_data(minutes), minlength=3) / len(minutes)
+    assert np.all(np.abs(result["unprojected"].values - truth) < 5 * result["stderr"].values)
+    assert list(result["category"].values) == counter.categories
