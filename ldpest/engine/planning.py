@@ -34,14 +34,18 @@ _EPSILON_RANGE = (1e-3, 30.0)  # where plan() searches for the epsilon a target 
 
 
 def frequency_oracle_names() -> list[str]:
-    """Registered mechanisms that are frequency oracles declaring their variance."""
+    """Registered mechanisms that are frequency oracles declaring their variance, for one collection
+    (mechanisms for repeated collection, :class:`ldpest.Longitudinal`, are chosen for their memoisation,
+    not by variance: they are left out)."""
+    from ..contract.longitudinal import Longitudinal
+
     registry = get_registry()
     names = []
     for info in registry.infos():
         if info.kind != "mechanism":
             continue
         cls = registry.get("mechanism", info.name)
-        if issubclass(cls, FrequencyOracle) and cls.declares_variance():
+        if issubclass(cls, FrequencyOracle) and cls.declares_variance() and not issubclass(cls, Longitudinal):
             names.append(info.name)
     return names
 
