@@ -12,6 +12,7 @@ from .util.errors import (
     DuplicatePluginError,
     EstimateWarning,
     IncompatibleError,
+    InconsistentEstimateWarning,
     LdpestError,
     ParameterError,
     PluginError,
@@ -46,7 +47,8 @@ __getattr__, __dir__ = lazy_names(__name__, {
 
 __all__ = [
     "Basis", "Channel", "DataDroppedWarning", "DataError", "DuplicatePluginError", "EstimateParts", "EstimateWarning",
-    "Estimator", "ExactSum", "Family", "FrequencyOracle", "IncompatibleError", "LdpestError", "Mechanism",
+    "Estimator", "ExactSum", "Family", "FrequencyOracle", "IncompatibleError", "InconsistentEstimateWarning",
+    "LdpestError", "Mechanism",
     "ParameterError", "PluginError", "PluginInfo", "PluginLoadWarning", "Reports", "SecureGenerator",
     "SufficientStats", "UnknownPluginError", "__version__", "basis", "confidence_interval", "estimate",
     "estimator", "family", "family_of", "hookimpl", "mechanism", "mechanism_from_spec", "plugin_errors", "plugins",

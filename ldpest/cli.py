@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # noqa: E402
 
-from .util.errors import LdpestError  # noqa: E402
+from .util.errors import InconsistentEstimateWarning, LdpestError  # noqa: E402
 
 
 class _Lazy:
@@ -319,8 +319,14 @@ def estimate_command(
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
         "or threads, processes, synchronous."),
+    accept_inconsistent: bool = typer.Option(
+        False, "--accept-inconsistent", help="Write an estimate that no distribution explains (wrong epsilon, "
+        "categories or codes?) instead of exiting with status 4."),
 ):
     """Estimate from reports (NetCDF, Zarr, CSV or Parquet), streaming the file in chunks.
+
+    Exit status: 0 done; 2 a clear error; 4 the reports are inconsistent with every distribution
+    (nothing written unless --accept-inconsistent); 1 an internal error; 130 interrupted.
 
     \b
     Examples:
@@ -340,12 +346,25 @@ def estimate_command(
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
     if output is not None:
         result_files.check_result_format(output)
-    with _progress(reports, progress) as tick:
+    if mechanism == "auto" and not raw:
+        _fail("-m auto picks an oracle for data not yet privatised; for collected reports name the mechanism that "
+              f"made them (auto would now pick {mech.name!r}, which need not be the one the reports came from)")
+    with _progress(reports, progress) as tick, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
             scheduler=scheduler, header=header, codes=codes,
         )
+    inconsistent = None
+    for caught_warning in caught:
+        if issubclass(caught_warning.category, InconsistentEstimateWarning) and not accept_inconsistent:
+            inconsistent = str(caught_warning.message)
+        else:
+            warnings.showwarning(caught_warning.message, caught_warning.category, caught_warning.filename,
+                                 caught_warning.lineno)
+    if inconsistent is not None:
+        _fail(f"{inconsistent} Nothing written; --accept-inconsistent writes the estimate anyway", code=4)
     result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
     if as_json:
         shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default)

@@ -68,7 +68,13 @@ class Reports:
             if mechanism.report_kind != "label":
                 raise DataError(f"codes name categories, but {mechanism.name!r} reports are not single categories")
             values = labels_from_codes(values, mechanism.categories, codes)
-        encoded = mechanism.encode_reports(values)
+        try:
+            encoded = mechanism.encode_reports(values)
+        except DataError as exc:
+            hint = _positions_hint(values, mechanism) if codes == "labels" else None
+            if hint is None:
+                raise
+            raise DataError(f"{exc.message}; {hint}", row=exc.row) from None
         return cls.trusted(encoded, mechanism, rng="external")
 
     # -- views ---------------------------------------------------------------
@@ -162,3 +168,18 @@ class Reports:
 
     def __repr__(self) -> str:
         return f"<ldpest.Reports n={self.n} mechanism={self.spec_json} dims={self._data.dims}>"
+
+
+def _positions_hint(values, mechanism) -> str | None:
+    """'pass codes="0-based"' when refused single-category reports are whole numbers that could be
+    positions in the categories (pure-ldp and multi-freq-ldpy report them so)."""
+    if mechanism.report_kind != "label":
+        return None
+    array = np.asarray(values)
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
+        return None
+    low, high, d = int(array.min()), int(array.max()), len(mechanism.categories)
+    for base in (0, 1):
+        if base <= low and high < base + d:
+            return f'the values look like category positions: pass codes="{base}-based"'
+    return None

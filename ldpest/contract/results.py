@@ -214,6 +214,10 @@ def confidence_interval(result: xr.Dataset, level: float = 0.95) -> xr.Dataset:
     """
     if isinstance(level, bool) or not (isinstance(level, float | int) and 0 < level < 1):
         raise ParameterError(f"level must be in (0, 1), got {level!r}")
+    if not isinstance(result, xr.Dataset):
+        first = ": estimate the reports first" if hasattr(result, "mechanism") else ""
+        raise ParameterError(f"confidence_interval takes a result (the xarray.Dataset of ldpest.estimate), got "
+                             f"{type(result).__name__}{first}")
     name = estimate_variable(result)
     target = uncertainty_of(result)
     centre = result[target]

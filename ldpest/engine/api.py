@@ -54,11 +54,20 @@ def estimate(reports, estimator=None, *, scheduler: str | None = None):
             chosen.check_accepts(reports.mechanism)
             return chosen.finalize(aggregate_dask(chosen, reports))
         return chosen.estimate(reports)
+    if isinstance(reports, str | bytes) or not hasattr(reports, "__iter__"):
+        raise ParameterError(_NOT_REPORTS.format(type(reports).__name__))
     iterator = iter(reports)  # peek at the first chunk without materialising the stream
     first = next(iterator, None)
     if first is None:
         raise DataError("no reports: the stream held no chunks")
+    if not isinstance(first, Reports):
+        raise ParameterError(_NOT_REPORTS.format(f"a sequence of {type(first).__name__}"))
     return _resolve(estimator, first.mechanism).estimate(itertools.chain([first], iterator))
+
+
+_NOT_REPORTS = ("estimate takes ldpest.Reports (from privatize or read_reports), a stream of them, or "
+                "ldpest.open_reports(path); got {}: wrap reports collected elsewhere with "
+                "ldpest.Reports.from_array(values, mechanism)")
 
 
 def _resolve(estimator, mechanism) -> Estimator:

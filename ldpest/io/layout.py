@@ -7,6 +7,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+import numpy as np
+
 from ..contract.base import Mechanism
 from ..contract.registry import mechanism_from_spec
 from ..util.errors import DataError, ParameterError
@@ -48,12 +50,18 @@ def positions_hint(values, d: int) -> str | None:
     """"add --codes 0-based" when every value is a whole number that could be a position."""
     import pandas as pd
 
-    if d == 0 or not isinstance(values, pd.Categorical):
+    if d == 0:
         return None
-    seen = [str(label).strip() for label in values.categories]
-    if not seen or not all(label.isdigit() for label in seen):
-        return None
-    low, high = min(map(int, seen)), max(map(int, seen))
+    if isinstance(values, pd.Categorical):
+        seen = [str(label).strip() for label in values.categories]
+        if not seen or not all(label.isdigit() for label in seen):
+            return None
+        low, high = min(map(int, seen)), max(map(int, seen))
+    else:  # integer columns (integer categories): 0-based codes against labels 1..d
+        values = np.asarray(values)
+        if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iu":
+            return None
+        low, high = int(values.min()), int(values.max())
     for base in (0, 1):
         if base <= low and high < base + d:
             return f"the values look like category positions: add --codes {base}-based"

@@ -56,3 +56,9 @@ class DataDroppedWarning(UserWarning):
 class EstimateWarning(UserWarning):
     """An estimate that its own standard errors contradict (e.g. a frequency 30 standard errors
     above 1: wrong epsilon or categories) or that tells almost nothing (every interval wide)."""
+
+
+class InconsistentEstimateWarning(EstimateWarning):
+    """Reports that no distribution explains (a frequency many standard errors outside [0, 1]): made
+    with another epsilon, other categories or codes?  ``ldpest estimate`` then writes nothing and
+    exits with status 4, unless ``--accept-inconsistent`` is given."""

@@ -10,7 +10,7 @@ CODES = ("labels", "0-based", "1-based")  # how a column names a category
 
 
 def _contiguous_int_range(categories: list) -> tuple[int, int] | None:
-    if all(isinstance(c, int) for c in categories):
+    if all(type(c) is int for c in categories):
         low = categories[0]
         if categories == list(range(low, low + len(categories))):
             return low, low + len(categories)
@@ -91,8 +91,8 @@ def _raise_unknown(what: str, array: np.ndarray, bad: np.ndarray, categories: li
 
 
 def label_coordinate(categories: list) -> np.ndarray:
-    """Category labels as a coordinate array (ints stay ints, otherwise strings)."""
-    if all(isinstance(c, int) for c in categories):
+    """Category labels as a coordinate array (ints stay ints, otherwise strings: "False", "True")."""
+    if all(type(c) is int for c in categories):
         return np.asarray(categories, dtype=np.int64)
     return np.asarray([str(c) for c in categories], dtype=object)
 

@@ -47,16 +47,18 @@ def _plain_label(label):
     if isinstance(label, np.generic):
         label = label.item()
     if isinstance(label, bool) or not isinstance(label, (str, numbers.Integral)):
-        raise ParameterError(f"categories: labels must be strings or integers, got {label!r}")
+        raise ParameterError(f"categories: labels must be strings or integers (or all booleans), got {label!r}")
     return label if isinstance(label, str) else int(label)
 
 
 def check_categories(categories, minimum: int = 2) -> list:
-    """A list of at least ``minimum`` distinct labels (strings or integers)."""
+    """A list of at least ``minimum`` distinct labels (strings, integers, or booleans only)."""
     if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
         raise ParameterError(f"categories must be a list of labels, got {categories!r}")
     labels = list(categories)
-    if not all(type(c) is str for c in labels) and not all(type(c) is int for c in labels):
+    if all(isinstance(c, bool | np.bool_) for c in labels) and labels:
+        labels = [bool(c) for c in labels]  # booleans (OpenDP's boolean randomized response), never mixed with ints
+    elif not all(type(c) is str for c in labels) and not all(type(c) is int for c in labels):
         labels = [_plain_label(c) for c in labels]  # slow path: numpy scalars, mixed, invalid
     if len(labels) < minimum:
         raise ParameterError(f"categories must hold at least {minimum} labels, got {len(labels)}")

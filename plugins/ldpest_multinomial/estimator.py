@@ -12,6 +12,7 @@ from ldpest import (
     EstimateWarning,
     Estimator,
     FrequencyOracle,
+    InconsistentEstimateWarning,
     SufficientStats,
 )
 from ldpest.stats.projection import project_simplex
@@ -42,19 +43,21 @@ def _least_consistent(theta, stderr, n: int, model) -> tuple[int, float]:
 
 
 def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, model=None) -> None:
-    """An EstimateWarning when the unprojected estimate is inconsistent with every distribution
+    """An InconsistentEstimateWarning when the unprojected estimate is inconsistent with every distribution
     (a frequency so far outside [0, 1] that reports of this mechanism give one as far, for any
     category, with probability below ``INCONSISTENT_P``: reports made with another epsilon or other
-    categories?), or uninformative (every 95% interval wider than 0.5)."""
+    categories?), or an EstimateWarning when it is uninformative (every 95% interval wider than 0.5)."""
     worst, tail = _least_consistent(theta, stderr, n, model)
     if 2 * len(theta) * tail < INCONSISTENT_P:  # both sides of every category (Bonferroni)
         above, below = (theta[worst] - 1) / stderr[worst], -theta[worst] / stderr[worst]
         side = "above 1" if above >= below else "below 0"
+        shifted = all(type(c) is int for c in categories) and list(categories) == list(range(1, len(categories) + 1))
+        codes = " (or as 0-based codes: --codes 0-based)" if shifted else ""
         warnings.warn(
             f"the estimate is inconsistent with every distribution: the frequency of {categories[worst]!r} is "
             f"{theta[worst]:.3g}, {max(above, below):.0f} standard errors {side} (probability {tail:.1g} under "
-            f"the closest distribution); were the reports made with epsilon = {epsilon:g} and these categories?",
-            EstimateWarning, stacklevel=2)
+            f"the closest distribution); were the reports made with epsilon = {epsilon:g} and these "
+            f"categories{codes}?", InconsistentEstimateWarning, stacklevel=2)
     elif np.all(2 * 1.96 * stderr > UNINFORMATIVE_WIDTH):
         warnings.warn(
             f"the estimate is uninformative: every 95% interval is wider than {UNINFORMATIVE_WIDTH} "

@@ -113,7 +113,7 @@ def test_a_wrong_epsilon_is_reported_as_inconsistent(tmp_path):
     path = tmp_path / "collected.csv"
     path.write_text("answer\n" + "\n".join(reports) + "\n")
     result = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "0.5", "--categories", "yes,no")
-    assert result.exit_code == 0
+    assert result.exit_code == 4  # issue 26: scripts can tell (tests/cli/test_misreads.py)
     assert "inconsistent with every distribution" in result.stderr and "standard errors" in result.stderr
     assert "epsilon = 0.5" in result.stderr
     right = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "2.197", "--categories", "yes,no")

@@ -1,0 +1,102 @@
+"""Issue 26, "silent misreads and false comfort": reports no distribution explains stop the CLI with
+exit status 4 (nothing written) unless --accept-inconsistent; -m auto is refused for collected
+reports; 0-based codes are suggested where reports look like positions; OpenDP's boolean
+randomized response is accepted with categories False, True; Python calls with the wrong kind of
+argument say what they take."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ldpest
+from ldpest import InconsistentEstimateWarning, ParameterError
+
+LDPEST = str(Path(sys.executable).with_name("ldpest"))
+
+
+def collected(tmp_path, epsilon=1.0, categories=("a", "b", "c"), n=20_000, codes=False) -> Path:
+    """Reports collected elsewhere: a CSV without ldpest's spec line."""
+    mechanism = ldpest.mechanism("randomized-response", epsilon=epsilon, categories=list(categories))
+    truth = np.random.default_rng(1).choice(list(categories), n, p=[0.6, 0.3, 0.1][:len(categories)])
+    values = mechanism.privatize(truth, rng=2).values
+    column = values if codes else np.asarray(categories, dtype=object)[values]
+    path = tmp_path / "collected.csv"
+    path.write_text("answer\n" + "".join(f"{v}\n" for v in column))
+    return path
+
+
+def run(*args, cwd=None):
+    return subprocess.run([LDPEST, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def test_inconsistent_reports_exit_4_and_write_nothing(tmp_path):
+    path = collected(tmp_path, epsilon=4.0)
+    claimed = ["-c", "answer", "-m", "randomized-response", "-e", "0.5", "--categories", "a,b,c"]
+    done = run("estimate", path, *claimed, "-o", tmp_path / "result.csv")
+    assert done.returncode == 4, done.stderr
+    assert "inconsistent with every distribution" in done.stderr and "--accept-inconsistent" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not (tmp_path / "result.csv").exists()
+    accepted = run("estimate", path, *claimed, "--accept-inconsistent", "-o", tmp_path / "result.csv")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "inconsistent with every distribution" in accepted.stderr  # still said, as a warning
+    assert (tmp_path / "result.csv").exists()
+    honest = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories", "a,b,c")
+    assert honest.returncode == 0 and "inconsistent" not in honest.stderr
+
+
+def test_zero_based_codes_against_labels_one_to_d_are_named(tmp_path):
+    """The issue's case: 0-based codes read as labels 1..d, where no report happens to be 0 or
+    where it is: the estimate is far outside [0, 1] and the message suggests --codes 0-based."""
+    path = collected(tmp_path, epsilon=4.0, categories=(1, 2, 3), codes=True)
+    done = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories", "1,2,3")
+    assert done.returncode in (2, 4), done.stderr
+    assert "--codes 0-based" in done.stderr
+    fixed = run("estimate", path, "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories", "1,2,3",
+                "--codes", "0-based")
+    assert fixed.returncode == 0, fixed.stderr
+
+
+def test_auto_is_refused_for_collected_reports(tmp_path):
+    path = collected(tmp_path)
+    done = run("estimate", path, "-c", "answer", "-m", "auto", "-e", "1", "--categories", "a,b,c")
+    assert done.returncode == 2 and "name the mechanism that made them" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_python_warns_with_its_own_class():
+    mechanism = ldpest.mechanism("randomized-response", epsilon=4.0, categories=["a", "b", "c"])
+    reports = mechanism.privatize(np.repeat(["a", "b", "c"], [6000, 3000, 1000]), rng=3)
+    claimed = ldpest.mechanism("randomized-response", epsilon=0.5, categories=["a", "b", "c"])
+    with pytest.warns(InconsistentEstimateWarning, match="epsilon = 0.5"):
+        ldpest.estimate(ldpest.Reports.from_array(np.asarray(["a", "b", "c"], dtype=object)[reports.values], claimed))
+
+
+def test_opendp_boolean_randomized_response_is_accepted():
+    """OpenDP's make_randomized_response_bool(prob) reports booleans: categories [False, True]."""
+    mechanism = ldpest.mechanism("randomized-response", keep=0.75, categories=[False, True])
+    truth = np.random.default_rng(4).random(40_000) < 0.3
+    reports = mechanism.privatize(truth, rng=5)
+    as_collected = ldpest.Reports.from_array(reports.values.astype(bool), mechanism)
+    result = ldpest.estimate(as_collected)
+    assert list(result["category"].values) == ["False", "True"]
+    assert abs(result["unprojected"].values[1] - truth.mean()) < 5 * result["stderr"].values[1]
+    with pytest.raises(ParameterError, match="all booleans"):
+        ldpest.mechanism("randomized-response", epsilon=1.0, categories=[0, True])
+
+
+def test_wrong_arguments_say_what_is_taken():
+    mechanism = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])
+    reports = mechanism.privatize(["a", "b"], rng=1)
+    with pytest.raises(ParameterError, match="Reports.from_array"):
+        ldpest.estimate(["a", "b"])
+    with pytest.raises(ParameterError, match="estimate the reports first"):
+        ldpest.confidence_interval(reports)
+    with pytest.raises(ldpest.DataError, match='pass codes="0-based"'):
+        ldpest.Reports.from_array(reports.values, mechanism)
+    three = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["x", "y", "z"])
+    with pytest.raises(ldpest.DataError, match='pass codes="1-based"'):
+        ldpest.Reports.from_array(np.array([1, 2, 3]), three)
