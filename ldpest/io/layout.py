@@ -96,7 +96,33 @@ def table_mechanism_and_columns(source, mechanism: Mechanism | None, columns, ra
                 f"({', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''}), but {len(columns)} were given"
             )
     source.require(list(columns))
+    refuse_header_like_data(source, mechanism, list(columns))
     return mechanism, list(columns)
+
+
+def refuse_header_like_data(source, mechanism: Mechanism, columns: list[str]) -> None:
+    """A CSV header row that looks like data (every column used named by a number, or by one of the
+    categories) would silently drop the first record: a DataError naming --no-header instead."""
+    if not getattr(source, "has_header", False) or source.spec is not None:
+        return
+    labels = {str(label) for label in getattr(mechanism, "categories", []) or []}
+    why = None
+    if all(_is_number(name) for name in columns):
+        why = "every column is named by a number"
+    elif labels and any(name.strip() in labels for name in columns):
+        why = "a column is named by one of the categories"
+    if why is not None:
+        raise DataError(f"{source.path}, line {source.header_line}: the header row ({', '.join(columns[:4])}"
+                        f"{', ...' if len(columns) > 4 else ''}) looks like data ({why}): if the file has no header "
+                        "row, add --no-header (its columns are then named 1, 2, ...); else rename the column")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 SEEDED = "numpy-seeded"

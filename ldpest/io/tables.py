@@ -63,6 +63,10 @@ class CsvSource:
                                                               autogenerate_column_names=not header)).schema.names
         if not header:
             return cls(path, [str(i + 1) for i in range(len(names))], spec, comment_lines, rng, has_header=False)
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise DataError(f"{path}, line {comment_lines + 1}: the header row names {', '.join(map(repr, repeated))} "
+                            "more than once: if the file has no header row, add --no-header")
         return cls(path, list(names), spec, comment_lines + 1, rng)
 
     def require(self, columns: list[str]) -> None:

@@ -100,3 +100,23 @@ def test_wrong_arguments_say_what_is_taken():
     three = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["x", "y", "z"])
     with pytest.raises(ldpest.DataError, match='pass codes="1-based"'):
         ldpest.Reports.from_array(np.array([1, 2, 3]), three)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("yes\nno\nyes\n", "a column is named by one of the categories"),
+    ("1\n0\n1\n", "every column is named by a number"),
+    ("1,1\n0,1\n1,0\n", "names '1' more than once"),
+])
+def test_a_header_row_that_looks_like_data_is_refused(tmp_path, text, fragment):
+    """A headerless file read without --no-header took its first report as the header and dropped
+    it (n = 9,999 of 10,000), or died with an internal KeyError on a repeated name."""
+    path = tmp_path / "headerless.csv"
+    path.write_text(text)
+    categories = "yes,no" if "yes" in text else "0,1"
+    done = run("estimate", path, "-m", "randomized-response", "-e", "1", "--categories", categories,
+               *(["-c", "1"] if "," in text.splitlines()[0] else []))
+    assert done.returncode == 2 and fragment in done.stderr and "--no-header" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    fixed = run("estimate", path, "--no-header", "-c", "1", "-m", "randomized-response", "-e", "1",
+                "--categories", categories)
+    assert fixed.returncode == 0 and "n=3" in fixed.stdout, fixed.stderr
