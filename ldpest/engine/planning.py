@@ -101,6 +101,9 @@ def _smallest_epsilon(error, stderr: float, what: str) -> float:
     return high
 
 
+MAX_PLAN_CATEGORIES = 10 ** 7
+
+
 def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsilon=None, n=None,
          stderr=None, low=None, high=None):
     """Accuracy of frequency oracles: give two of ``epsilon``, ``n``, ``stderr``; the third is solved.
@@ -120,7 +123,11 @@ def plan(mechanism: str = "all", *, d: int | None = None, categories=None, epsil
     if categories is None:
         if d is None:
             raise ParameterError("plan needs d (the number of categories) or categories")
-        categories = list(range(check_positive_int("d", d, 2)))
+        d = check_positive_int("d", d, 2)
+        if d > MAX_PLAN_CATEGORIES:
+            raise ParameterError(f"plan supports d up to {MAX_PLAN_CATEGORIES:,} categories (each oracle is built "
+                                 f"with its categories), got {d:,}")
+        categories = list(range(d))
     categories = check_categories(categories)
     given = [name for name, value in (("epsilon", epsilon), ("n", n), ("stderr", stderr)) if value is not None]
     if len(given) != 2:

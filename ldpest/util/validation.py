@@ -56,9 +56,11 @@ def check_categories(categories, minimum: int = 2) -> list:
     if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
         raise ParameterError(f"categories must be a list of labels, got {categories!r}")
     labels = list(categories)
-    if all(isinstance(c, bool | np.bool_) for c in labels) and labels:
+    if all(type(c) is str for c in labels) or all(type(c) is int for c in labels):
+        pass
+    elif labels and all(isinstance(c, bool | np.bool_) for c in labels):
         labels = [bool(c) for c in labels]  # booleans (OpenDP's boolean randomized response), never mixed with ints
-    elif not all(type(c) is str for c in labels) and not all(type(c) is int for c in labels):
+    else:
         labels = [_plain_label(c) for c in labels]  # slow path: numpy scalars, mixed, invalid
     if len(labels) < minimum:
         raise ParameterError(f"categories must hold at least {minimum} labels, got {len(labels)}")

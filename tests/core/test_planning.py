@@ -250,3 +250,25 @@ def test_cli_privatize_with_auto_says_what_it_chose(tmp_path):
     chosen = ldpest.mechanism("auto", epsilon=1.0, categories=["yes", "no", "maybe"])
     assert f"auto chose {chosen.name}" in result.stderr
     assert ldpest.read_reports(out).spec == chosen.spec
+
+
+def test_planner_refuses_sizes_it_cannot_serve_with_clear_errors(tmp_path):
+    """Issue 26: -d 1000000000 was a MemoryError with no message, --n 1e400 an internal error."""
+    with pytest.raises(ldpest.ParameterError, match="up to 10,000,000 categories"):
+        plan(d=10 ** 9, epsilon=1.0, n=10 ** 6)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).with_name("ldpest"))
+    for args, fragment in ((["-d", "1000000000", "-e", "1", "--n", "1e6"], "up to 10,000,000"),
+                           (["-d", "10", "-e", "1", "--n", "1e400"], "--n must be")):
+        done = subprocess.run([cli, "plan", *args], capture_output=True, text=True)
+        assert done.returncode == 2 and fragment in done.stderr and "internal error" not in done.stderr
+
+
+def test_subset_selection_report_size_from_log_gamma():
+    from ldpest_multinomial.subset import log2_binomial
+
+    for d, k in ((10, 3), (100, 20), (1000, 300), (5000, 2500)):
+        assert log2_binomial(d, k) == pytest.approx(math.log2(math.comb(d, k)), rel=1e-12)
