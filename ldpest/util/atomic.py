@@ -12,19 +12,51 @@ from pathlib import Path
 @contextlib.contextmanager
 def atomic_path(path, mode: int | None = None):
     """Yield a temporary path beside ``path``; move it into place only on success, with ``mode``
-    (default: the usual permissions, 0666 less the umask)."""
+    (default: the usual permissions, 0666 less the umask).
+
+    While it writes, it holds an exclusive lock on ``.<name>.lock`` beside ``path``: a second writer
+    of the same file is refused at once (one of two runs would otherwise win silently).  An OS error
+    names ``path``, not the hidden temporary file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
+    with _exclusive(target):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        os.close(fd)
+        try:
+            yield Path(tmp)
+            os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)  # mkstemp creates 0600
+            os.replace(tmp, target)
+        except OSError as exc:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise OSError(exc.errno, f"{exc.strerror or exc} while writing {target}") from None
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+
+@contextlib.contextmanager
+def _exclusive(target: Path):
+    import fcntl
+
+    from .errors import LdpestError
+
+    lock = target.parent / f".{target.name}.lock"
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
     try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)  # mkstemp creates 0600
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LdpestError(f"{target}: another process is writing this file now; nothing written "
+                              "(run again when it has finished, or write elsewhere)") from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

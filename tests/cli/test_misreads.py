@@ -4,6 +4,7 @@ reports; 0-based codes are suggested where reports look like positions; OpenDP's
 randomized response is accepted with categories False, True; Python calls with the wrong kind of
 argument say what they take."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,30 @@ def test_a_header_row_that_looks_like_data_is_refused(tmp_path, text, fragment):
     fixed = run("estimate", path, "--no-header", "-c", "1", "-m", "randomized-response", "-e", "1",
                 "--categories", categories)
     assert fixed.returncode == 0 and "n=3" in fixed.stdout, fixed.stderr
+
+
+def test_two_writers_of_one_file_the_second_is_refused(tmp_path):
+    """Issue 26: two privatize runs writing one file both exited 0 and the last one won silently."""
+    from ldpest.util.atomic import atomic_path
+
+    data = tmp_path / "answers.csv"
+    data.write_text("answer\n" + "a\nb\n" * 50)
+    output = tmp_path / "reports.csv"
+    with atomic_path(output) as held:  # a first writer, still writing
+        held.write_text("the first writer's reports\n")
+        done = run("privatize", data, "-c", "answer", "-m", "randomized-response", "-e", "1", "--categories", "a,b",
+                   "-o", output)
+        assert done.returncode == 2 and "another process is writing this file" in done.stderr, done.stderr
+    assert output.read_text() == "the first writer's reports\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv", "reports.csv"]  # no lock or part left
+
+
+def test_os_errors_name_the_file_not_its_hidden_temporary(tmp_path):
+    from ldpest.util.atomic import atomic_path
+
+    target = tmp_path / "result.csv"
+    with pytest.raises(OSError, match="while writing .*result.csv") as caught:
+        with atomic_path(target) as tmp:
+            tmp.write_text("x")
+            os.rmdir(tmp)  # an OS error inside the write (not a directory)
+    assert ".part" not in str(caught.value)
