@@ -86,6 +86,24 @@ def _off_grid_records(data, channel) -> list:
     return [out[i] for i in dict.fromkeys(picks)]
 
 
+def chi_square_p(index: np.ndarray, expected, outputs: int) -> tuple[float | None, bool]:
+    """``(p, impossible)``: the chi-square p-value of the outputs ``index`` against the probabilities
+    ``expected`` (outputs with fewer than 5 expected pooled; None with one cell left), and whether an
+    output of probability 0 was seen."""
+    counts = np.bincount(index, minlength=outputs)
+    target = np.asarray(expected, dtype=np.float64) * len(index)
+    keep = target >= 5
+    observed = np.append(counts[keep], counts[~keep].sum())
+    pooled = np.append(target[keep], target[~keep].sum())
+    impossible = False
+    if pooled[-1] == 0:
+        impossible = bool(observed[-1] > 0)
+        observed, pooled = observed[:-1], pooled[:-1]
+    if observed.size < 2:
+        return None, impossible
+    return float(scipy_stats.chisquare(observed, pooled * observed.sum() / pooled.sum()).pvalue), impossible
+
+
 def sampler_matches_channel(mechanism, channel, data, seed: int, draws: int = 20_000) -> str:
     """Compare ``privatize`` with the declared channel (module docstring); returns what was compared."""
     rng = np.random.default_rng(seed)
@@ -121,17 +139,10 @@ def sampler_matches_channel(mechanism, channel, data, seed: int, draws: int = 20
         if np.any(index < 0):
             fail(f"privatize produced {int(np.sum(index < 0))} report(s) outside the channel's outputs for {what}, "
                  f"e.g. {np.asarray(reports.values)[np.flatnonzero(index < 0)[0]].tolist()!r}")
-        counts = np.bincount(index, minlength=channel.shape[1])
-        target = np.asarray(expected, dtype=np.float64) * draws
-        keep = target >= 5
-        observed = np.append(counts[keep], counts[~keep].sum())
-        pooled = np.append(target[keep], target[~keep].sum())
-        if pooled[-1] == 0:
-            if observed[-1] > 0:
-                fail(f"privatize produced reports that the channel gives probability 0 for {what}")
-            observed, pooled = observed[:-1], pooled[:-1]
-        if observed.size > 1:
-            p = scipy_stats.chisquare(observed, pooled * observed.sum() / pooled.sum()).pvalue
+        p, impossible = chi_square_p(index, expected, channel.shape[1])
+        if impossible:
+            fail(f"privatize produced reports that the channel gives probability 0 for {what}")
+        if p is not None:
             if p < alarm:
                 fail(f"privatize does not sample the declared channel for {what} (chi-square p = {p:.2g} < "
                      f"{alarm:.2g}, {len(cases)} cases): the exact privacy proof does not apply to it")
@@ -165,15 +176,10 @@ def keyed_matches_channel(mechanism, channel, data, seed: int, draws: int = 4_00
         index = output_indices(channel.outputs, values)
         if np.any(index < 0):
             fail(f"keyed permanent responses outside the permanent channel's outputs for {record!r}")
-        counts = np.bincount(index, minlength=channel.shape[1])
-        target = np.asarray(expected, dtype=np.float64) * draws
-        keep = target >= 5
-        observed = np.append(counts[keep], counts[~keep].sum())
-        pooled = np.append(target[keep], target[~keep].sum())
-        if pooled[-1] == 0:
-            observed, pooled = observed[:-1], pooled[:-1]
-        if observed.size > 1:
-            p = scipy_stats.chisquare(observed, pooled * observed.sum() / pooled.sum()).pvalue
+        p, impossible = chi_square_p(index, expected, channel.shape[1])
+        if impossible:
+            fail(f"keyed permanent responses that the permanent channel gives probability 0 for {record!r}")
+        if p is not None:
             if p < alarm:
                 fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at "
                      f"{record!r} (chi-square p = {p:.2g} < {alarm:.2g})")

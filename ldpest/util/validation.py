@@ -37,6 +37,17 @@ def check_positive_real(name: str, value) -> float:
     return number
 
 
+def check_interval(low, high) -> tuple[float, float]:
+    """``(low, high)`` as finite floats with ``low < high``."""
+    try:
+        low, high = float(low), float(high)
+    except (TypeError, ValueError):
+        raise ParameterError(f"low and high must be numbers, got low={low!r}, high={high!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ParameterError(f"low < high must be finite numbers, got low={low!r}, high={high!r}")
+    return low, high
+
+
 def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise ParameterError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")

@@ -31,6 +31,7 @@ from ldpest.util.validation import (
     check_categories,
     check_epsilon,
     check_finite,
+    check_interval,
     check_positive_int,
     check_report_matrix,
 )
@@ -52,17 +53,6 @@ def sample_buckets(words: np.ndarray, k: int) -> np.ndarray:
             rank += rank >= earlier[:, s]
         picked[:, t] = rank
     return picked
-
-
-def check_positive_real_pair(low, high) -> tuple[float, float]:
-    """``low < high``, both finite numbers."""
-    try:
-        low, high = float(low), float(high)
-    except (TypeError, ValueError):
-        raise ParameterError(f"low and high must be numbers, got {low!r} and {high!r}") from None
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise ParameterError(f"low and high must be finite with low < high, got {low!r} and {high!r}")
-    return low, high
 
 
 def _rank_probability(r: int, size: int) -> Fraction:
@@ -92,7 +82,7 @@ class DBitFlip(Longitudinal, FrequencyOracle, Mechanism):
                                  "(a counter in [low, high] cut into equal buckets), not both")
         if counter:
             buckets = check_positive_int("buckets", buckets, 2)
-            low, high = check_positive_real_pair(low, high)
+            low, high = check_interval(low, high)
             edges = np.linspace(low, high, buckets + 1)
             categories = [f"[{edges[i]:g}, {edges[i + 1]:g}{']' if i == buckets - 1 else ')'}" for i in range(buckets)]
         categories = check_categories(categories)

@@ -29,6 +29,11 @@ from ldpest.util.validation import check_categories, check_epsilon
 from .exact import grr_cell, grr_permanent_cell, grr_sample
 from .permanent import PermanentResponse
 
+LONGITUDINAL_HELP = {"epsilon": "epsilon_1: the guarantee of one report",
+                     "epsilon_inf": "the guarantee of every report of one value together (the permanent response)",
+                     "categories": "the possible answers (labels), in order"}
+LONGITUDINAL_EXAMPLE = {"epsilon_inf": 4.0, "categories": ["a", "b", "c"]}
+
 
 def check_epsilons(epsilon, epsilon_inf, name: str) -> tuple[float, float]:
     epsilon, epsilon_inf = check_epsilon(epsilon), check_epsilon(epsilon_inf)
@@ -46,10 +51,8 @@ class LongitudinalGRR(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mecha
     family = "multinomial"
     default_estimator = "frequency"
     report_kind = "label"
-    parameter_help = {"epsilon": "epsilon_1: the guarantee of one report",
-                      "epsilon_inf": "the guarantee of every report of one value together (the permanent response)",
-                      "categories": "the possible answers (labels), in order"}
-    example_params = {"epsilon_inf": 4.0, "categories": ["a", "b", "c"]}
+    parameter_help = LONGITUDINAL_HELP
+    example_params = LONGITUDINAL_EXAMPLE
 
     def __init__(self, *, epsilon, epsilon_inf, categories):
         epsilon, epsilon_inf = check_epsilons(epsilon, epsilon_inf, self.name)

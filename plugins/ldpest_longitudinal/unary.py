@@ -25,7 +25,7 @@ from ldpest.privacy.exact import WORD, largest_threshold, random_words, ratio_wi
 from ldpest.stats.binomial import AffineBinomialOracle
 from ldpest.util.validation import check_categories, check_report_matrix
 
-from .grr import check_epsilons
+from .grr import LONGITUDINAL_EXAMPLE, LONGITUDINAL_HELP, check_epsilons
 from .permanent import PermanentResponse
 
 HALF = 1 << 63
@@ -41,10 +41,8 @@ class LongitudinalOSUE(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mech
     default_estimator = "frequency"
     report_dims = ("report", "category")
     count_statistic = "ones"
-    parameter_help = {"epsilon": "epsilon_1: the guarantee of one report",
-                      "epsilon_inf": "the guarantee of every report of one value together (the permanent response)",
-                      "categories": "the possible answers (labels), in order"}
-    example_params = {"epsilon_inf": 4.0, "categories": ["a", "b", "c"]}
+    parameter_help = LONGITUDINAL_HELP
+    example_params = LONGITUDINAL_EXAMPLE
 
     def __init__(self, *, epsilon, epsilon_inf, categories):
         epsilon, epsilon_inf = check_epsilons(epsilon, epsilon_inf, self.name)

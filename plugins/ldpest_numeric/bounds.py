@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest import DataError, Mechanism, ParameterError
-from ldpest.util.validation import check_choice, check_epsilon, check_finite
+from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_interval
 
 OUTSIDE = ("refuse", "clip")
 
@@ -41,12 +41,7 @@ class BoundedMechanism(Mechanism):
     }
 
     def __init__(self, *, epsilon, low, high, outside="refuse", units=None, names=None, **more):
-        try:
-            low, high = float(low), float(high)
-        except (TypeError, ValueError):
-            raise ParameterError(f"low and high must be numbers, got low={low!r}, high={high!r}") from None
-        if not (np.isfinite(low) and np.isfinite(high) and low < high):
-            raise ParameterError(f"low < high must be finite numbers, got low={low!r}, high={high!r}")
+        low, high = check_interval(low, high)
         if units is not None and not isinstance(units, str):
             raise ParameterError(f"units must be text, e.g. 'ms', got {units!r}")
         if names is not None:
