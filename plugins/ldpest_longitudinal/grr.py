@@ -43,20 +43,39 @@ def check_epsilons(epsilon, epsilon_inf, name: str) -> tuple[float, float]:
     return epsilon, epsilon_inf
 
 
-class LongitudinalGRR(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mechanism):
+class CategoricalLongitudinal(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mechanism):
+    """What L-GRR and L-OSUE share: ``epsilon``, ``epsilon_inf`` and ``categories``, labels as data."""
+
+    family = "multinomial"
+    default_estimator = "frequency"
+    parameter_help = LONGITUDINAL_HELP
+    example_params = LONGITUDINAL_EXAMPLE
+
+    def _set_epsilons(self, epsilon, epsilon_inf, categories) -> tuple[float, float]:
+        epsilon, epsilon_inf = check_epsilons(epsilon, epsilon_inf, self.name)
+        self._set_params(epsilon=epsilon, epsilon_inf=epsilon_inf, categories=check_categories(categories))
+        return epsilon, epsilon_inf
+
+    @property
+    def epsilon_inf(self) -> float:
+        return float(self._params["epsilon_inf"])
+
+    def encode_data(self, data):
+        return self.encode_labels(data, "data")
+
+    def permanent(self):
+        return PermanentResponse(of=self)
+
+
+class LongitudinalGRR(CategoricalLongitudinal):
     """L-GRR: randomized response of a memoised randomized response; ``epsilon`` per report, ``epsilon_inf``
     for all reports of one value (module docstring)."""
 
     name = "l-grr"
-    family = "multinomial"
-    default_estimator = "frequency"
     report_kind = "label"
-    parameter_help = LONGITUDINAL_HELP
-    example_params = LONGITUDINAL_EXAMPLE
 
     def __init__(self, *, epsilon, epsilon_inf, categories):
-        epsilon, epsilon_inf = check_epsilons(epsilon, epsilon_inf, self.name)
-        self._set_params(epsilon=epsilon, epsilon_inf=epsilon_inf, categories=check_categories(categories))
+        epsilon, epsilon_inf = self._set_epsilons(epsilon, epsilon_inf, categories)
         d = len(self.categories)
         self._cell1 = grr_permanent_cell(epsilon_inf, d - 1)
         keep1 = WORD - (d - 1) * self._cell1
@@ -71,21 +90,11 @@ class LongitudinalGRR(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mecha
         self._same, self._other = self._composite()
         require_gap(float(self._same - self._other), epsilon, self.name)
 
-    @property
-    def epsilon_inf(self) -> float:
-        return float(self._params["epsilon_inf"])
-
     def _composite(self) -> tuple[Fraction, Fraction]:
         d = len(self.categories)
         p1, q1 = Fraction(WORD - (d - 1) * self._cell1, WORD), Fraction(self._cell1, WORD)
         p2, q2 = Fraction(WORD - (d - 1) * self._cell2, WORD), Fraction(self._cell2, WORD)
         return p1 * p2 + (1 - p1) * q2, p1 * q2 + q1 * p2 + (d - 2) * q1 * q2
-
-    def encode_data(self, data):
-        return self.encode_labels(data, "data")
-
-    def permanent(self):
-        return PermanentResponse(of=self)
 
     def _permanent(self, codes, words):
         d = len(self.categories)

@@ -20,33 +20,26 @@ from fractions import Fraction
 
 import numpy as np
 
-from ldpest import Channel, DataError, FrequencyOracle, Longitudinal, Mechanism, ParameterError
+from ldpest import Channel, DataError, ParameterError
 from ldpest.privacy.exact import WORD, largest_threshold, random_words, ratio_within, smallest_threshold, too_small
-from ldpest.stats.binomial import AffineBinomialOracle
-from ldpest.util.validation import check_categories, check_report_matrix
+from ldpest.util.validation import check_report_matrix
 
-from .grr import LONGITUDINAL_EXAMPLE, LONGITUDINAL_HELP, check_epsilons
-from .permanent import PermanentResponse
+from .grr import CategoricalLongitudinal
 
 HALF = 1 << 63
 MAX_CHANNEL_CATEGORIES = 12
 
 
-class LongitudinalOSUE(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mechanism):
+class LongitudinalOSUE(CategoricalLongitudinal):
     """L-OSUE: symmetric unary encoding of a memoised optimised unary encoding; ``epsilon`` per report,
     ``epsilon_inf`` for all reports of one value (module docstring)."""
 
     name = "l-osue"
-    family = "multinomial"
-    default_estimator = "frequency"
     report_dims = ("report", "category")
     count_statistic = "ones"
-    parameter_help = LONGITUDINAL_HELP
-    example_params = LONGITUDINAL_EXAMPLE
 
     def __init__(self, *, epsilon, epsilon_inf, categories):
-        epsilon, epsilon_inf = check_epsilons(epsilon, epsilon_inf, self.name)
-        self._set_params(epsilon=epsilon, epsilon_inf=epsilon_inf, categories=check_categories(categories))
+        epsilon, epsilon_inf = self._set_epsilons(epsilon, epsilon_inf, categories)
         if not ratio_within(WORD - 1, 1, epsilon_inf):
             self._t1 = smallest_threshold(lambda t: ratio_within(WORD - t, t, epsilon_inf), 1, HALF - 1)
         else:
@@ -62,16 +55,6 @@ class LongitudinalOSUE(Longitudinal, AffineBinomialOracle, FrequencyOracle, Mech
             raise too_small(epsilon, self.name)
         self._t2 = largest_threshold(ok, HALF + 1, WORD - 1)
         self._q_s = Fraction(self._t1 * self._t2 + (WORD - self._t1) * (WORD - self._t2), WORD * WORD)
-
-    @property
-    def epsilon_inf(self) -> float:
-        return float(self._params["epsilon_inf"])
-
-    def encode_data(self, data):
-        return self.encode_labels(data, "data")
-
-    def permanent(self):
-        return PermanentResponse(of=self)
 
     def _permanent(self, codes, words):
         d = len(self.categories)
