@@ -76,3 +76,6 @@ def test_the_python_example_runs(made, capsys, monkeypatch):
     estimate = scope["result"]["unprojected"].values
     assert np.all(np.abs(estimate - THETA) < 5 * scope["result"]["stderr"].values)
     assert "Name: probability" in capsys.readouterr().out
+    yes = scope["yes"]  # OpenDP's boolean reports, categories False, True (issue 26); 30% said yes
+    assert list(yes["category"].values) == ["False", "True"]
+    assert abs(yes["unprojected"].values[1] - 0.3) < 5 * yes["stderr"].values[1]
