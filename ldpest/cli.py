@@ -146,6 +146,7 @@ PROJECTION_HELP = ("frequency: simplex (default), none; histogram: positive (def
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."
 ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")
+CATEGORIES_HELP = "Comma-separated labels, or @FILE with one label per line."
 ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=value (value as JSON).")
 HeaderOpt = typer.Option(True, "--header/--no-header",
                          help="CSV without a header row: its columns are named 1, 2, ... (-c 1).")
@@ -237,7 +238,7 @@ def privatize_command(
         ..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata)."),
     mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
-    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels."),
+    categories: str | None = typer.Option(None, "--categories", help=CATEGORIES_HELP),
     column: list[str] | None = ColumnOpt,
     param: list[str] | None = ParamOpt,
     seed: int | None = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
@@ -302,14 +303,14 @@ def estimate_command(
     mechanism: str | None = typer.Option(None, "--mechanism", "-m",
                                             help="For CSV reports without a spec line, or --raw. " + MECHANISM_HELP),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
-    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels."),
+    categories: str | None = typer.Option(None, "--categories", help=CATEGORIES_HELP),
     param: list[str] | None = ParamOpt,
     estimator: str | None = typer.Option(None, "--estimator", help=ESTIMATOR_HELP),
     projection: str | None = typer.Option(None, "--projection", help=PROJECTION_HELP),
     estimator_param: list[str] | None = typer.Option(None, "--estimator-param", help="Estimator key=value."),
     raw: bool = typer.Option(False, "--raw", help="Input is raw data: privatise it locally first (studies)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed for --raw."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv or .json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv, .json or .parquet."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     header: bool = HeaderOpt,
@@ -384,7 +385,7 @@ def simulate_command(
     epsilon: str = typer.Option(..., "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
     n: str = typer.Option(..., "--n", help="Comma-separated sample sizes, e.g. 1e3,1e6,1e9."),
     reps: int = typer.Option(20, "--reps", help="Repetitions per (epsilon, n)."),
-    categories: str | None = typer.Option(None, "--categories", help="Comma-separated labels (frequency oracles)."),
+    categories: str | None = typer.Option(None, "--categories", help=CATEGORIES_HELP + " (frequency oracles)"),
     theta: str | None = typer.Option(None, "--theta", help="True frequencies (default: uniform)."),
     truth: list[str] | None = typer.Option(None, "--truth", help="True density, e.g. 'beta(2,2)' (one per dim)."),
     param: list[str] | None = ParamOpt,

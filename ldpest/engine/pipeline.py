@@ -66,10 +66,21 @@ def parse_numbers(text: str | None, name: str, integer: bool = False) -> list | 
 
 
 def parse_list(text: str | None):
-    """``"a,b,c"`` -> labels; integers become ints when every item is one."""
+    """``"a,b,c"`` -> labels; integers become ints when every item is one.  ``"@labels.txt"`` reads
+    the labels from a file, one per line (200,000 labels exceed the OS's limit for one argument)."""
     if text is None:
         return None
-    items = [item.strip() for item in text.split(",") if item.strip()]
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ParameterError(f"--categories {text}: cannot read {path} ({exc.strerror or exc})") from None
+        items = [line.strip() for line in lines if line.strip()]
+        if not items:
+            raise ParameterError(f"--categories {text}: {path} holds no labels (one per line)")
+    else:
+        items = [item.strip() for item in text.split(",") if item.strip()]
     try:
         return [int(item) for item in items]
     except ValueError:

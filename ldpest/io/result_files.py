@@ -12,7 +12,7 @@ from ..util.atomic import atomic_path
 from ..util.errors import DataError, ParameterError
 from ..util.xarray import xr
 
-RESULT_FORMATS = (".nc", ".csv", ".json")
+RESULT_FORMATS = (".nc", ".csv", ".json", ".parquet")
 
 
 def check_result_format(path: Path) -> str:
@@ -71,17 +71,22 @@ def csv_metadata(result: xr.Dataset, table, path: Path) -> dict:
 
 
 def write_result(result: xr.Dataset, path) -> None:
-    """Write a result by extension (.nc, .csv, .json), atomically.
+    """Write a result by extension (.nc, .csv, .json, .parquet), atomically.
 
     CSV: a plain table (:func:`result_table`) that ``read.csv`` and ``pandas.read_csv`` read with
     their defaults, and beside it the CSVW sidecar ``<file>-metadata.json`` with the column
     descriptions and the result's attributes (mechanism, epsilon, n, confidence level...).
-    JSON: ``xarray.Dataset.to_dict`` (lossless for labels and attrs).
+    JSON: ``xarray.Dataset.to_dict`` (lossless for labels and attrs).  Parquet: the CSV's table, with
+    the CSVW description (columns and the result's attributes) as JSON in the schema's metadata
+    under ``ldpest``.
     """
     path = Path(path)
     suffix = check_result_format(path)
-    if suffix == ".csv" and "estimate_variable" not in result.attrs:
+    if suffix in (".csv", ".parquet") and "estimate_variable" not in result.attrs:
         raise ParameterError(f"{path}: write studies to .nc or .json")
+    if suffix == ".parquet":
+        _write_parquet(result, path)
+        return
     if suffix == ".csv":
         table = result_table(result)
         with atomic_path(metadata_path(path)) as tmp:
@@ -94,6 +99,18 @@ def write_result(result: xr.Dataset, path) -> None:
             result.to_netcdf(tmp, engine="netcdf4")
         else:
             tmp.write_text(json.dumps(result.to_dict(data="list"), indent=1, default=json_default))
+
+
+def _write_parquet(result: xr.Dataset, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = result_table(result)
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    described = json.dumps(csv_metadata(result, table, path), default=json_default)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), b"ldpest": described.encode()})
+    with atomic_path(path) as tmp:
+        pq.write_table(arrow, tmp)
 
 
 def read_result(path) -> xr.Dataset:
@@ -114,7 +131,7 @@ def read_result(path) -> xr.Dataset:
             return xr.Dataset.from_dict(content)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{path}: not a readable ldpest result ({exc})") from None
-    raise DataError(f"{path}: read results from .nc or .json (CSV is for other tools)")
+    raise DataError(f"{path}: read results from .nc or .json (CSV and Parquet are for other tools)")
 
 
 def json_default(value):

@@ -148,3 +148,32 @@ def test_os_errors_name_the_file_not_its_hidden_temporary(tmp_path):
             tmp.write_text("x")
             os.rmdir(tmp)  # an OS error inside the write (not a directory)
     assert ".part" not in str(caught.value)
+
+
+def test_categories_from_a_file_and_results_as_parquet(tmp_path):
+    """Issue 26, telemetry users: 200,000 labels exceed the OS's limit for one argument; results as
+    Parquet, with the result's description in the schema's metadata."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    labels = [f"app{i}" for i in range(200_000)]
+    (tmp_path / "labels.txt").write_text("\n".join(labels) + "\n")
+    data = tmp_path / "answers.csv"
+    data.write_text("answer\n" + "".join(f"app{i % 7}\n" for i in range(2_000)))
+    done = run("privatize", data, "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories",
+               "@labels.txt", "-o", "reports.nc", "--seed", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ldpest.read_reports(tmp_path / "reports.nc").mechanism.categories == labels
+    small = run("estimate", data, "--raw", "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories",
+                "@" + str(tmp_path / "seven.txt"), cwd=tmp_path)
+    assert small.returncode == 2 and "cannot read" in small.stderr
+    (tmp_path / "seven.txt").write_text("".join(f"app{i}\n" for i in range(7)))
+    done = run("estimate", data, "--raw", "-c", "answer", "-m", "randomized-response", "-e", "4", "--categories",
+               "@seven.txt", "--seed", "2", "-o", "result.parquet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = pq.read_table(tmp_path / "result.parquet")
+    assert table.column("category").to_pylist() == [f"app{i}" for i in range(7)]
+    assert {"probability", "stderr", "lower", "upper"} <= set(table.column_names)
+    described = json.loads(table.schema.metadata[b"ldpest"])
+    assert described["ldpest"]["mechanism"] == "randomized-response" and described["ldpest"]["n"] == 2000
