@@ -382,7 +382,10 @@ def estimate_command(
 @handles_errors
 def simulate_command(
     mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
-    epsilon: str = typer.Option(..., "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
+    epsilon: str | None = typer.Option(None, "--epsilon", "-e", help="Comma-separated levels, e.g. 0.5,1,2."),
+    keep: str | None = typer.Option(
+        None, "--keep", help="Instead of --epsilon: comma-separated survey designs, the probabilities of reporting "
+        "the truth (mechanisms that take keep: randomized-response, unary-randomized-response)."),
     n: str = typer.Option(..., "--n", help="Comma-separated sample sizes, e.g. 1e3,1e6,1e9."),
     reps: int = typer.Option(20, "--reps", help="Repetitions per (epsilon, n)."),
     categories: str | None = typer.Option(None, "--categories", help=CATEGORIES_HELP + " (frequency oracles)"),
@@ -415,7 +418,13 @@ def simulate_command(
         params["categories"] = pipeline.parse_list(categories)
     scenario = Scenario(mechanism, params, estimator, pipeline.parse_params(estimator_param),
                         pipeline.parse_numbers(theta, "--theta") if theta else (list(truth) if truth else None))
-    epsilons = pipeline.parse_numbers(epsilon, "--epsilon")
+    if (epsilon is None) == (keep is None):
+        _fail("give --epsilon or --keep (the probability of reporting the truth), one of them")
+    if keep is not None:  # each design's epsilon, as the mechanism computes it from keep
+        epsilons = [pipeline.build_mechanism(mechanism, None, categories, [*(param or []), f"keep={k!r}"]).epsilon
+                    for k in pipeline.parse_numbers(keep, "--keep")]
+    else:
+        epsilons = pipeline.parse_numbers(epsilon, "--epsilon")
     sizes = pipeline.parse_numbers(n, "--n", integer=True)
     study = run_study(scenario, epsilons, sizes, reps, np.random.default_rng(seed))
     study.attrs["seed"] = seed

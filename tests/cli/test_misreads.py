@@ -177,3 +177,21 @@ def test_categories_from_a_file_and_results_as_parquet(tmp_path):
     assert {"probability", "stderr", "lower", "upper"} <= set(table.column_names)
     described = json.loads(table.schema.metadata[b"ldpest"])
     assert described["ldpest"]["mechanism"] == "randomized-response" and described["ldpest"]["n"] == 2000
+
+
+def test_simulate_takes_survey_designs_as_keep(tmp_path):
+    """Issue 26: `simulate` with keep instead of epsilon; the study's epsilons are the designs'."""
+    import math
+
+    done = run("simulate", "-m", "randomized-response", "--categories", "a,b,c", "--keep", "0.5,0.8", "--n", "1e3",
+               "--reps", "2", "-o", tmp_path / "study.nc")
+    assert done.returncode == 0, done.stderr
+    study = ldpest.io.result_files.read_result(tmp_path / "study.nc")
+    np.testing.assert_allclose(study["epsilon"].values, [math.log(0.5 * 2 / 0.5), math.log(0.8 * 2 / 0.2)],
+                               rtol=1e-12)
+    both = run("simulate", "-m", "randomized-response", "--categories", "a,b", "--keep", "0.6", "-e", "1", "--n",
+               "1e3", "-o", tmp_path / "x.nc")
+    assert both.returncode == 2 and "one of them" in both.stderr
+    wrong = run("simulate", "-m", "laplace", "--categories", "a,b", "--keep", "0.6", "--n", "1e3",
+                "-o", tmp_path / "y.nc")
+    assert wrong.returncode == 2 and "no parameter 'keep'" in wrong.stderr
