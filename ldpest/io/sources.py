@@ -162,6 +162,8 @@ def _open_dataset(path: Path):
             return xr.open_dataset(path, engine="zarr", chunks=None, consolidated=False)
         return xr.open_dataset(path, engine="netcdf4")
     except FileNotFoundError:
+        if path.is_dir():
+            raise DataError(f"{path}: a folder, but not a Zarr report store (no Zarr metadata in it)") from None
         raise DataError(f"{path}: no such file") from None
     except (OSError, ValueError, KeyError) as exc:
         raise DataError(f"{path}: not a readable report file ({exc})") from None

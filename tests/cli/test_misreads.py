@@ -195,3 +195,11 @@ def test_simulate_takes_survey_designs_as_keep(tmp_path):
     wrong = run("simulate", "-m", "laplace", "--categories", "a,b", "--keep", "0.6", "--n", "1e3",
                 "-o", tmp_path / "y.nc")
     assert wrong.returncode == 2 and "no parameter 'keep'" in wrong.stderr
+
+
+def test_a_folder_that_is_not_a_zarr_store_is_named_so(tmp_path):
+    (tmp_path / "reports.zarr").mkdir()
+    done = run("estimate", tmp_path / "reports.zarr")
+    assert done.returncode == 2 and "a folder, but not a Zarr report store" in done.stderr, done.stderr
+    missing = run("estimate", tmp_path / "absent.zarr")
+    assert missing.returncode == 2 and "no such" in missing.stderr
