@@ -192,7 +192,8 @@ def _table_part(source: ReportFile, part) -> np.ndarray:
         with open(source.path, "rb") as handle:
             handle.seek(part[0])
             text = handle.read(part[1] - part[0])
-        read = pacsv.ReadOptions(column_names=list(source.csv_names), use_threads=False)
+        # the part is in memory already: one block for all of it, so no line straddles two blocks
+        read = pacsv.ReadOptions(column_names=list(source.csv_names), use_threads=False, block_size=len(text) + 1)
         convert = pacsv.ConvertOptions(include_columns=list(source.columns), strings_can_be_null=False,
                                        column_types={c: pa.string() for c in source.columns})
         try:

@@ -102,18 +102,27 @@ class CsvSource:
             try:
                 reader = pacsv.open_csv(handle, read_options=read, convert_options=convert)
             except pa.ArrowInvalid as exc:
-                raise DataError(f"{self.path}: cannot parse as CSV ({exc})") from None
+                raise DataError(f"{self.path}: {_csv_problem(exc, block_bytes)}") from None
             while True:
                 try:
                     batch = reader.read_next_batch()
                 except StopIteration:
                     break
                 except pa.ArrowInvalid as exc:
-                    raise DataError(f"{self.path}: cannot parse as CSV near row {offset} ({exc})") from None
+                    raise DataError(f"{self.path}: {_csv_problem(exc, block_bytes)} (after row {offset})") from None
                 yield offset, located(self, offset, table_values, batch, columns, kind)
                 offset += batch.num_rows
                 if progress is not None:
                     progress(handle.tell())
+
+
+def _csv_problem(exc, block_bytes: int) -> str:
+    """What went wrong in pyarrow's terms, said in the user's: a line longer than a read block is
+    pyarrow's "straddling object", whose byte offset is of the block, not of the line."""
+    if "straddling" in str(exc):
+        return (f"a line is longer than the {block_bytes / 2 ** 20:g} MiB that ldpest reads at a time: is the file "
+                "CSV with one record per line (a missing line break, or another delimiter)?")
+    return f"cannot parse as CSV ({exc})"
 
 
 def located(source, offset: int, action, *args):

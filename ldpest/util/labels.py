@@ -80,11 +80,17 @@ def _raise_missing(what: str, missing: np.ndarray):
     raise DataError(f"{what}: {int(missing.sum())} value(s) are missing (NaN/None)", row=first)
 
 
+def short_repr(value, limit: int = 40) -> str:
+    """``repr(value)``, cut to ``limit`` characters with the length said (a 100 MB line stays one line)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _raise_unknown(what: str, array: np.ndarray, bad: np.ndarray, categories: list):
     unknown = list(dict.fromkeys(array[bad].tolist()))
-    shown = ", ".join(map(repr, unknown[:5])) + (f", ... ({len(unknown)} distinct)" if len(unknown) > 5 else "")
+    shown = ", ".join(map(short_repr, unknown[:5])) + (f", ... ({len(unknown)} distinct)" if len(unknown) > 5 else "")
     first = int(np.flatnonzero(bad)[0])
-    declared = ", ".join(map(repr, categories[:10])) + (", ..." if len(categories) > 10 else "")
+    declared = ", ".join(map(short_repr, categories[:10])) + (", ..." if len(categories) > 10 else "")
     raise DataError(
         f"{what}: {int(bad.sum())} value(s) outside the declared categories [{declared}]: {shown}", row=first
     )
