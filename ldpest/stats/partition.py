@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..util.errors import ParameterError
+
 MAX_GRID_CELLS = 5_000_000
 
 
@@ -143,11 +145,12 @@ def _box_edges(low: float, high: float, bins: int) -> np.ndarray:
     edges = low + (high - low) * (np.arange(bins + 1) / bins)
     edges[0], edges[-1] = low, high
     if np.any(np.diff(edges) <= 0):
-        raise ValueError(f"[{low}, {high}] cannot be split into {bins} cells of positive float width")
+        raise ParameterError(f"[{low}, {high}] cannot be split into {bins} cells of positive float width")
     return edges
 
 
 def _check_grid_size(shape: np.ndarray) -> None:
     total = int(np.prod(shape.astype(object)))
     if total > MAX_GRID_CELLS:
-        raise ValueError(f"the partition's grid has {total} cells; at most {MAX_GRID_CELLS} are supported")
+        raise ParameterError(f"the partition's grid has {total:,} cells; at most {MAX_GRID_CELLS:,} are supported "
+                             "(fewer bins per dimension)")

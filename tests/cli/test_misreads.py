@@ -218,3 +218,13 @@ def test_a_very_long_line_is_one_clear_line(tmp_path):
     raw = run("estimate", path, "--raw", "-c", "answer", "-m", "randomized-response", "-e", "1", "--categories",
               "a,b", "--block-bytes", str(1 << 20))
     assert raw.returncode == 2 and "a line is longer than the 1 MiB" in raw.stderr and "straddl" not in raw.stderr
+
+
+def test_a_grid_too_large_is_a_clear_error(tmp_path):
+    """Issue 26: bins=100000 in 2-D was an internal error."""
+    data = tmp_path / "two.csv"
+    data.write_text("x,y\n0.1,0.2\n")
+    done = run("privatize", data, "-c", "x", "-c", "y", "-m", "laplace-histogram", "-e", "1", "-p", "low=[0,0]",
+               "-p", "high=[1,1]", "-p", "bins=100000", "-o", tmp_path / "t.nc")
+    assert done.returncode == 2 and "10,000,000,000 cells" in done.stderr and "internal error" not in done.stderr
+    assert not (tmp_path / "t.nc").exists()
