@@ -9,6 +9,7 @@ report file holds the same in its schema's metadata.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +59,15 @@ class CsvSource:
             raise DataError(f"{path}: the file is empty (no {'header ' if header else ''}row)")
         # one line: no thread pool (a pool still winding down at exit has aborted the process,
         # "terminate called without an active exception", when a command failed right after this)
-        names = pacsv.read_csv(pa.py_buffer(line.encode()),
-                               read_options=pacsv.ReadOptions(use_threads=False,
-                                                              autogenerate_column_names=not header)).schema.names
+        try:
+            names = pacsv.read_csv(pa.py_buffer(line.encode()),
+                                   read_options=pacsv.ReadOptions(use_threads=False, block_size=len(line) + 1,
+                                                                  autogenerate_column_names=not header)).schema.names
+        except pa.ArrowInvalid as exc:
+            raise DataError(f"{path}, line {comment_lines + 1}: cannot parse as CSV ({exc})") from None
         if not header:
             return cls(path, [str(i + 1) for i in range(len(names))], spec, comment_lines, rng, has_header=False)
-        repeated = sorted({name for name in names if names.count(name) > 1})
+        repeated = sorted(name for name, count in Counter(names).items() if count > 1)
         if repeated:
             raise DataError(f"{path}, line {comment_lines + 1}: the header row names {', '.join(map(repr, repeated))} "
                             "more than once: if the file has no header row, add --no-header")
