@@ -68,8 +68,30 @@ def _tree_sum(tasks: list, fan_in: int):
     layer = list(tasks)
     while len(layer) > 1:
         layer = [delayed(_add)(*layer[i:i + fan_in]) for i in range(0, len(layer), fan_in)]
-    (total,) = dask.compute(layer[0])
-    return total
+    client = _distributed_client()
+    if client is None:
+        (total,) = dask.compute(layer[0])
+        return total
+    seconds = float(os.environ.get("LDPEST_COMPUTE_TIMEOUT", 3600))
+    future = client.compute(layer[0])
+    try:
+        return future.result(timeout=seconds)
+    except TimeoutError:
+        future.cancel()
+        raise ParameterError(f"the dask cluster did not finish within {seconds:g} s (LDPEST_COMPUTE_TIMEOUT; "
+                             f"{len(client.scheduler_info().get('workers', {}))} workers): has it workers?") from None
+
+
+def _distributed_client():
+    """The active distributed Client, or None (a local scheduler)."""
+    try:
+        from distributed import get_client
+    except ImportError:
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
 
 
 def aggregate_dask(estimator, reports, fan_in: int = 8) -> SufficientStats:
@@ -142,11 +164,34 @@ def dask_scheduler(scheduler: str | None):
         with dask.config.set(scheduler=scheduler):
             yield
         return
-    from distributed import Client
-
-    try:
-        client = Client(scheduler, timeout=os.environ.get("LDPEST_SCHEDULER_TIMEOUT", "10s"), set_as_default=True)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ParameterError(f"cannot reach the dask scheduler at {scheduler!r} ({exc})") from None
+    client = _connect(scheduler, os.environ.get("LDPEST_SCHEDULER_TIMEOUT", "10s"))
     with client:
         yield
+
+
+def _connect(scheduler: str, timeout: str):
+    """A distributed Client, or a ParameterError within ``timeout`` (plus 5 s): distributed's own
+    timeout covers opening the connection, not a scheduler that accepts it and never answers, so
+    the Client is made in a daemon thread that is abandoned if it does not return in time."""
+    import threading
+
+    from dask.utils import parse_timedelta
+    from distributed import Client
+
+    outcome = {}
+
+    def connect():
+        try:
+            outcome["client"] = Client(scheduler, timeout=timeout, set_as_default=True)
+        except Exception as exc:  # noqa: BLE001 - also what an abandoned thread meets at interpreter exit
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=connect, name="ldpest-connect", daemon=True)
+    thread.start()
+    thread.join(parse_timedelta(timeout) + 5)
+    if "client" in outcome:
+        return outcome["client"]
+    if "error" in outcome:
+        raise ParameterError(f"cannot reach the dask scheduler at {scheduler!r} ({outcome['error']})")
+    raise ParameterError(f"the dask scheduler at {scheduler!r} accepted the connection but did not answer within "
+                         f"{timeout} (LDPEST_SCHEDULER_TIMEOUT): is it a dask scheduler?")

@@ -9,6 +9,7 @@ import xarray as xr
 from typer.testing import CliRunner
 
 import ldpest
+import ldpest.engine.mapreduce
 from ldpest.cli import app
 
 dd = pytest.importorskip("dask.dataframe")
@@ -108,6 +109,41 @@ def test_cli_unreachable_scheduler_is_one_clear_line(tmp_path, monkeypatch):
     reports.to_netcdf(tmp_path / "r.nc")
     result = CliRunner().invoke(app, ["estimate", str(tmp_path / "r.nc"), "--scheduler", "tcp://127.0.0.1:9"])
     assert result.exit_code == 2 and "cannot reach the dask scheduler" in result.stderr
+
+
+def test_a_scheduler_that_never_answers_is_one_clear_line(tmp_path):
+    """Issue 26: a scheduler that accepts the connection and never answers hung forever (distributed's
+    timeout covers only connecting).  A socket that accepts and stays silent stands for it."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted = []
+    threading.Thread(target=lambda: [accepted.append(server.accept()) for _ in range(8)], daemon=True).start()
+    reports = make_reports("randomized-response", {"categories": ["a", "b", "c"]}, CASES[0][2], n=10)
+    reports.to_netcdf(tmp_path / "r.nc")
+    cli = str(Path(sys.executable).with_name("ldpest"))
+    done = subprocess.run([cli, "estimate", str(tmp_path / "r.nc"), "--scheduler",
+                           f"tcp://127.0.0.1:{server.getsockname()[1]}"], capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "LDPEST_SCHEDULER_TIMEOUT": "2s"})
+    server.close()
+    assert done.returncode == 2 and "accepted the connection but did not answer" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and accepted
+
+
+def test_a_cluster_without_workers_times_out_with_a_message(tmp_path, monkeypatch):
+    """The whole computation has a timeout too (LDPEST_COMPUTE_TIMEOUT, 3600 s by default)."""
+    monkeypatch.setenv("LDPEST_COMPUTE_TIMEOUT", "2")
+    reports = make_reports("randomized-response", {"categories": ["a", "b", "c"]}, CASES[0][2], n=10)
+    reports.to_netcdf(tmp_path / "r.nc")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as cluster:
+        with pytest.raises(ldpest.ParameterError, match="did not finish within 2 s .* 0 workers"):
+            ldpest.estimate(ldpest.open_reports(tmp_path / "r.nc"), scheduler=cluster.scheduler_address)
 
 
 # reads with chunks unlike the stored ones, on purpose: xarray's warning that this is slower is expected
