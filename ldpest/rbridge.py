@@ -390,7 +390,12 @@ def _labels_for(values, mechanism, codes: str = "labels"):
     import pandas as pd
 
     categories = getattr(mechanism, "categories", None)
-    integers = codes != "labels" or (categories and all(isinstance(c, int) for c in categories))
+    if categories and isinstance(values, pd.Categorical) and all(type(c) is bool for c in categories):
+        truth = {"true": True, "false": False}  # R's logicals cross as "TRUE"/"FALSE", reports as "True"/"False"
+        if all(str(level).lower() in truth for level in values.categories):
+            return values.rename_categories([truth[str(level).lower()] for level in values.categories])
+        return values
+    integers = codes != "labels" or (categories and all(type(c) is int for c in categories))
     if not isinstance(values, pd.Categorical) or not integers:
         return values
     try:

@@ -23,6 +23,10 @@ ldp_plugins <- function() {
 ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL, users = NULL, state = NULL,
                           ledger = NULL, budget = NULL, per = "day", at = NULL) {
   .check_no_na(x, "data")
+  .check_number(epsilon, "epsilon")
+  if (!is.null(seed) && !(is.numeric(seed) && length(seed) == 1 && !is.na(seed) && seed == round(seed)))
+    stop(.condition(sprintf("seed must be one whole number (or NULL for secure noise), got %s", deparse(seed)),
+                    "error"))
   if (is.null(users) && (!is.null(ledger) || !is.null(state)))
     stop(.condition("ledger and state need users (the user of each record)", "error"))
   if (!is.null(users)) {
@@ -52,6 +56,12 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
       stop(.condition(sprintf("%s must be one string, got %s", arg, deparse(value)), "error"))
   }
   .call("ledger", list(ledger = ledger, user = user, period = period))
+}
+
+# NULL, or one number that is not NA: a clear R error naming the argument otherwise.
+.check_number <- function(value, name) {
+  if (!is.null(value) && !(is.numeric(value) && length(value) == 1 && !is.na(value)))
+    stop(.condition(sprintf("%s must be one number, got %s", name, deparse(value)), "error"))
 }
 
 .params <- function(epsilon, ...) {
@@ -103,6 +113,7 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = NULL, ...,
                          projection = NULL, level = 0.95, estimator_params = list(), by = NULL,
                          codes = "labels") {
+  .check_number(epsilon, "epsilon")
   options <- estimator_params
   if (!is.null(projection)) options$projection <- projection
   if (inherits(reports, "ldp_reports")) {

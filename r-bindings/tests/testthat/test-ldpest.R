@@ -419,3 +419,18 @@ test_that("ldp_privatize memoises with a state file and charges a ledger, as the
                              users = c("u1", "u2"), state = state), "has none", class = "ldpest_error")
   expect_error(ldp_ledger(NA), "ledger must be one string", class = "ldpest_error")
 })
+
+test_that("logical vectors privatise and estimate with categories FALSE, TRUE; bad epsilon and seed are R errors", {
+  said <- rep(c(TRUE, FALSE, FALSE), 5000)
+  r <- ldp_privatize(said, "randomized-response", epsilon = 2, categories = c(FALSE, TRUE), seed = 2)
+  e <- ldp_estimate(r)
+  expect_lt(abs(attr(e, "unprojected")[["True"]] - 1 / 3), 5 * attr(e, "stderr")[["True"]])
+  collected <- ldp_estimate(c(TRUE, FALSE, TRUE, TRUE), mechanism = "randomized-response", epsilon = 8,
+                            categories = c(FALSE, TRUE))
+  expect_equal(names(coef(collected)), c("False", "True"))
+  expect_error(ldp_privatize(c("a", "b"), "randomized-response", epsilon = NA, categories = c("a", "b")),
+               "epsilon must be one number, got NA", class = "ldpest_error")
+  expect_error(ldp_privatize(c("a", "b"), "randomized-response", epsilon = 1, categories = c("a", "b"), seed = "abc"),
+               "seed must be one whole number", class = "ldpest_error")
+  expect_error(ldp_estimate(r, epsilon = c(1, 2)), "epsilon must be one number", class = "ldpest_error")
+})
