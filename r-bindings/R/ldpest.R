@@ -198,12 +198,18 @@ print.ldp_estimate <- function(x, digits = 4, ...) {
   cat(sprintf("%s from %s (epsilon = %g, n = %d, projection = %s)\n", attr(x, "estimator"),
               attr(x, "mechanism"), attr(x, "epsilon"), as.integer(attr(x, "n")), attr(x, "projection")))
   table <- .estimate_table(x)
+  covers <- .interval_estimate(x)
+  beside <- !identical(covers, .estimate_name(x)) && !is.null(attr(x, covers))
+  if (beside) {  # the estimate the stderr and intervals describe, printed beside the one shown
+    at <- match(.estimate_name(x), names(table))
+    table <- data.frame(table[seq_len(at)], stats::setNames(list(as.vector(attr(x, covers))), covers),
+                        table[-seq_len(at)], check.names = FALSE)
+  }
   if (!is.null(attr(x, "confidence_level"))) {
-    covers <- .interval_estimate(x)
-    cat(sprintf("lower/upper: %g%% interval (%s) of %s\n", 100 * attr(x, "confidence_level"),
+    cat(sprintf("stderr and lower/upper (a %g%% interval, %s) describe %s\n", 100 * attr(x, "confidence_level"),
                 attr(x, "interval_method"),
-                if (identical(covers, .estimate_name(x))) sprintf("the %s", covers) else
-                  sprintf("the %s estimate, not of the %s shown", covers, .estimate_name(x))))
+                if (!beside) sprintf("the %s", covers) else
+                  sprintf("the %s estimate (its column; the %s is its projection)", covers, .estimate_name(x))))
   }
   if (!is.null(attr(x, "units")) && !identical(attr(x, "units"), "1"))
     cat(sprintf("units: %s\n", attr(x, "units")))

@@ -434,3 +434,14 @@ test_that("logical vectors privatise and estimate with categories FALSE, TRUE; b
                "seed must be one whole number", class = "ldpest_error")
   expect_error(ldp_estimate(r, epsilon = c(1, 2)), "epsilon must be one number", class = "ldpest_error")
 })
+
+test_that("print never shows an estimate beside an interval of another without that other", {
+  e <- ldp_estimate(ldp_privatize(rep(c("a", "b", "c"), c(500, 300, 2)), "randomized-response", epsilon = 1,
+                                  categories = c("a", "b", "c"), seed = 3))
+  shown <- capture.output(print(e))
+  expect_true(any(grepl("describe the unprojected estimate (its column; the probability is its projection)", shown,
+                        fixed = TRUE)))
+  header <- shown[grepl("category", shown)]
+  expect_true(grepl("probability +unprojected +stderr +lower +upper", header))
+  expect_equal(names(as.data.frame(e)), c("category", "probability", "stderr", "lower", "upper"))
+})
