@@ -234,6 +234,8 @@ print.summary.ldp_estimate <- function(x, ...) {
   invisible(x)
 }
 
+nobs.ldp_estimate <- function(object, ...) as.integer(attr(object, "n"))
+
 coef.ldp_estimate <- function(object, ...) {
   if (!is.null(attr(object, "coefficient"))) return(as.vector(attr(object, "coefficient")))
   values <- as.vector(unclass(object))

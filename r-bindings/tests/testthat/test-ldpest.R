@@ -444,4 +444,5 @@ test_that("print never shows an estimate beside an interval of another without t
   header <- shown[grepl("category", shown)]
   expect_true(grepl("probability +unprojected +stderr +lower +upper", header))
   expect_equal(names(as.data.frame(e)), c("category", "probability", "stderr", "lower", "upper"))
+  expect_identical(nobs(e), 802L)
 })
