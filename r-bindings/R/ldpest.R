@@ -283,18 +283,34 @@ plot.ldp_estimate <- function(x, main = NULL, ...) {
     return(invisible(x))
   }
   at <- table[[1]]
-  if (is.numeric(at)) {
+  interval <- if (is.null(attr(x, "confidence_level"))) sprintf("interval of the %s", .interval_estimate(x)) else
+    sprintf("%g%% interval of the %s (%s)", 100 * attr(x, "confidence_level"), .interval_estimate(x),
+            attr(x, "interval_method"))
+  cells <- if (is.numeric(at) && length(at) > 1) diff(at) else NULL
+  if (!is.null(cells) && isTRUE(all.equal(cells, rep(cells[1], length(cells))))) {
+    # histogram cells of equal width: each drawn whole, edge cells included, with its interval as a band
+    edges <- c(at - cells[1] / 2, at[length(at)] + cells[1] / 2)
+    left <- edges[-length(edges)]
+    right <- edges[-1]
+    ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
+    graphics::plot(range(edges), ylim, type = "n", xlab = names(table)[1], ylab = value, main = title, ...)
+    graphics::rect(left, table$lower, right, table$upper, col = "grey85", border = NA)
+    graphics::segments(left, table[[value]], right, table[[value]], lwd = 2)
+    graphics::segments(right[-length(right)], table[[value]][-length(at)], left[-1], table[[value]][-1], lwd = 2)
+    graphics::legend("topright", c(value, interval), lwd = c(2, 8), col = c("black", "grey85"), bty = "n", cex = 0.8)
+  } else if (is.numeric(at)) {
     ylim <- range(c(table$lower, table$upper, table[[value]]), finite = TRUE)
     graphics::plot(at, table[[value]], type = "n", ylim = ylim, xlab = names(table)[1], ylab = value,
                    main = title, ...)
     graphics::polygon(c(at, rev(at)), c(table$lower, rev(table$upper)), col = "grey85", border = NA)
     graphics::lines(at, table[[value]], lwd = 2)
-    graphics::legend("topright", c("estimate", sprintf("interval of the %s", .interval_estimate(x))), lwd = c(2, 8),
-                     col = c("black", "grey85"), bty = "n")
+    graphics::legend("topright", c(value, interval), lwd = c(2, 8), col = c("black", "grey85"), bty = "n", cex = 0.8)
   } else {
     ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
-    centres <- graphics::barplot(table[[value]], names.arg = at, ylim = ylim, ylab = value, main = title, ...)
+    centres <- graphics::barplot(table[[value]], names.arg = at, ylim = ylim, xlab = names(table)[1], ylab = value,
+                                 main = title, ...)
     graphics::arrows(centres, table$lower, centres, table$upper, angle = 90, code = 3, length = 0.05)
+    graphics::legend("topright", sprintf("whiskers: %s", interval), bty = "n", cex = 0.8)
   }
   invisible(x)
 }

@@ -446,3 +446,19 @@ test_that("print never shows an estimate beside an interval of another without t
   expect_equal(names(as.data.frame(e)), c("category", "probability", "stderr", "lower", "upper"))
   expect_identical(nobs(e), 802L)
 })
+
+test_that("1-D histograms plot whole cells with their band, bar charts say what the whiskers are", {
+  h <- ldp_estimate(ldp_privatize(runif(4000, 18, 90), "laplace-histogram", epsilon = 1, low = 18, high = 90,
+                                  bins = 8, seed = 1))
+  b <- ldp_estimate(ldp_privatize(rep(c("yes", "no"), 100), "randomized-response", epsilon = 1,
+                                  categories = c("yes", "no"), seed = 1))
+  file <- tempfile(fileext = ".png")
+  grDevices::png(file)
+  plot(h)
+  drawn <- graphics::par("usr")
+  plot(b)
+  grDevices::dev.off()
+  expect_lte(drawn[1], 18)  # the first cell drawn from its left edge (was from its centre, 22.5)
+  expect_gte(drawn[2], 90)
+  expect_gt(file.size(file), 1000)
+})
