@@ -331,6 +331,19 @@ Ops.ldp_estimate <- function(e1, e2) {
 
 Math.ldp_estimate <- function(x, ...) get(.Generic)(.plain(x), ...)
 
+plot.ldp_estimates <- function(x, ...) {
+  groups <- names(x)
+  columns <- ceiling(sqrt(length(groups)))
+  old <- graphics::par(mfrow = c(ceiling(length(groups) / columns), columns))
+  on.exit(graphics::par(old))
+  for (group in groups) {
+    e <- x[[group]]
+    plot(e, main = sprintf("%s\n%s, epsilon = %g, n = %d", group, attr(e, "mechanism"), attr(e, "epsilon"),
+                           as.integer(attr(e, "n"))), ...)
+  }
+  invisible(x)
+}
+
 print.ldp_estimates <- function(x, ...) {
   for (group in names(x)) {
     cat(sprintf("== %s\n", group))

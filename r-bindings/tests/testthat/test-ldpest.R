@@ -457,6 +457,10 @@ test_that("1-D histograms plot whole cells with their band, bar charts say what 
   plot(h)
   drawn <- graphics::par("usr")
   plot(b)
+  region <- rep(c("north", "south", "east"), length.out = 600)
+  grouped <- ldp_estimate(ldp_privatize(rep(c("yes", "no"), 300), "randomized-response", epsilon = 1,
+                                        categories = c("yes", "no"), seed = 2), by = region)
+  expect_identical(plot(grouped), grouped)  # one panel per group (it failed)
   grDevices::dev.off()
   expect_lte(drawn[1], 18)  # the first cell drawn from its left edge (was from its centre, 22.5)
   expect_gte(drawn[2], 90)
