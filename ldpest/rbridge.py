@@ -582,6 +582,36 @@ def call_plan(args):
     return table_to_r(table)
 
 
+def call_simulate(args):
+    """``ldp_simulate``: a study as a data.frame (epsilon, n, mean_error, stderr_error) whose attributes
+    say the metric, the theoretical slope and how it was simulated."""
+    from .engine.simulate import Scenario, run_study
+
+    params = _params(args)
+    truth = args.get("truth")
+    theta = args.get("theta")
+    given = None if theta is None and truth is None else (
+        [float(v) for v in np.asarray(theta).ravel()] if theta is not None
+        else [str(t) for t in np.asarray(truth).ravel()])
+    estimator_params = args.get("estimator_params") or {}
+    if isinstance(estimator_params, list):
+        estimator_params = {}
+    scenario = Scenario(_scalar(args, "mechanism", str), params, _scalar(args, "estimator", str),
+                        {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in estimator_params.items()},
+                        given)
+    epsilons = [float(e) for e in np.asarray(args["epsilon"]).ravel()]
+    sizes = [int(round(float(n))) for n in np.asarray(args["n"]).ravel()]
+    study = run_study(scenario, epsilons, sizes, _scalar(args, "reps", int) or 20,
+                      np.random.default_rng(_scalar(args, "seed", int) or 0))
+    table = study[["mean_error", "stderr_error"]].to_dataframe().reset_index()
+    out = table_to_r(table)
+    ro = _ro()
+    for key in ("metric", "theoretical_slope", "simulation", "mechanism", "estimator", "reps"):
+        out.do_slot_assign(key, ro.StrVector([str(study.attrs[key])]) if isinstance(study.attrs[key], str)
+                           else ro.FloatVector([float(study.attrs[key])]))
+    return ro.baseenv["class<-"](out, ro.StrVector(["ldp_simulation", "data.frame"]))
+
+
 def _scalar(args, key, kind):
     value = args.get(key)
     return None if value is None else kind(np.asarray(value).ravel()[0])
@@ -624,7 +654,8 @@ def call_plan_shuffle(args):
 
 CALLS = {"plugins": call_plugins, "privatize": call_privatize, "estimate": call_estimate,
          "interval": call_interval, "read": call_read, "plan": call_plan, "shuffle": call_shuffle,
-         "plan_shuffle": call_plan_shuffle, "ledger": call_ledger}
+         "plan_shuffle": call_plan_shuffle, "ledger": call_ledger,
+         "simulate": call_simulate}
 
 
 def dispatch(name: str) -> None:

@@ -30,6 +30,9 @@ bare ldp_privatize "ldp_reports: 4 reports" 'print(ldp_privatize(c("a", "b", "b"
 bare ldp_estimate "frequency from randomized-response" 'print(suppressWarnings(ldp_estimate(c("a", "b", "b"), mechanism = "randomized-response", epsilon = 1, categories = c("a", "b"))))'
 bare "methods" "97.5 %" 'p <- suppressWarnings(ldp_estimate(factor(c("a", "b", "b")), mechanism = "randomized-response", epsilon = 1)); print(summary(p)); print(coef(p)); print(as.data.frame(p)); grDevices::pdf(NULL); plot(p); print(confint(p, level = 0.9)); print(confint(p))'
 bare ldp_plan "subset-selection" 'print(ldp_plan(d = 10, epsilon = 1, stderr = 0.01))'
+bare ldp_shuffle_epsilon "DP" 'print(ldp_shuffle_epsilon(4, n = 1e5, delta = 1e-6))'
+bare ldp_simulate "mean_error" 'print(ldp_simulate("randomized-response", epsilon = 1, n = c(1e3, 1e6), categories = c("a", "b"), reps = 3))'
+bare ldp_ledger "2026-12-04" 'r <- ldp_privatize(c("a", "b"), "l-grr", epsilon = 1, epsilon_inf = 3, categories = c("a", "b"), users = c("u1", "u2"), state = "state.json", ledger = "ledger.json", budget = 16, at = "2026-12-04"); print(ldp_ledger("ledger.json"))'
 "$ROOT/.venv/bin/ldpest" privatize "$SCRATCH/answers.csv" -c answer -m randomized-response -e 1 --categories yes,no \
   -o "$SCRATCH/reports.csv" --no-progress 2>/dev/null
 bare ldp_read "ldp_reports: 3 reports" "print(ldp_read(\"$SCRATCH/reports.csv\"))"

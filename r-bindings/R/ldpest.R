@@ -49,6 +49,41 @@ ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL, users 
                        data$defaults, accounts))
 }
 
+ldp_simulate <- function(mechanism, epsilon, n, ..., reps = 20, theta = NULL, truth = NULL, estimator = NULL,
+                         estimator_params = list(), seed = 0) {
+  for (arg in c("epsilon", "n")) {
+    value <- get(arg)
+    if (!is.numeric(value) || length(value) == 0 || anyNA(value))
+      stop(.condition(sprintf("%s must be numbers, got %s", arg, deparse(value)), "error"))
+  }
+  if (!(is.numeric(reps) && length(reps) == 1 && !is.na(reps) && reps >= 2))
+    stop(.condition(sprintf("reps must be one whole number >= 2, got %s", deparse(reps)), "error"))
+  .check_number(seed, "seed")
+  .call("simulate", list(mechanism = mechanism, epsilon = epsilon, n = n, params = list(...), reps = reps,
+                         theta = theta, truth = truth, estimator = estimator, estimator_params = estimator_params,
+                         seed = seed))
+}
+
+plot.ldp_simulation <- function(x, main = NULL, ...) {
+  epsilons <- sort(unique(x$epsilon))
+  colours <- grDevices::hcl.colors(max(length(epsilons), 2), "Dark 3")[seq_along(epsilons)]
+  low <- pmax(x$mean_error - 2 * x$stderr_error, min(x$mean_error[x$mean_error > 0]) / 10)
+  graphics::plot(x$n, x$mean_error, log = "xy", type = "n", ylim = range(c(low, x$mean_error + 2 * x$stderr_error)),
+                 xlab = "n (reports)", ylab = attr(x, "metric"),
+                 main = if (is.null(main)) sprintf("%s (%s)", attr(x, "mechanism"), attr(x, "simulation")) else main,
+                 ...)
+  for (i in seq_along(epsilons)) {
+    rows <- x[x$epsilon == epsilons[i], ]
+    graphics::arrows(rows$n, pmax(rows$mean_error - 2 * rows$stderr_error, min(low)), rows$n,
+                     rows$mean_error + 2 * rows$stderr_error, angle = 90, code = 3, length = 0.03, col = colours[i])
+    graphics::lines(rows$n, rows$mean_error, type = "b", pch = 19, col = colours[i])
+  }
+  graphics::legend("topright", c(sprintf("epsilon = %g", epsilons), "whiskers: +- 2 standard errors"),
+                   col = c(colours, "black"), lty = c(rep(1, length(epsilons)), NA), pch = c(rep(19, length(epsilons)),
+                   NA), bty = "n", cex = 0.8)
+  invisible(x)
+}
+
 ldp_ledger <- function(ledger, user = NULL, period = NULL) {
   for (arg in c("ledger", "user", "period")) {
     value <- get(arg)

@@ -466,3 +466,21 @@ test_that("1-D histograms plot whole cells with their band, bar charts say what 
   expect_gte(drawn[2], 90)
   expect_gt(file.size(file), 1000)
 })
+
+test_that("ldp_simulate mirrors ldpest simulate, with a plot", {
+  s <- ldp_simulate("randomized-response", epsilon = c(1, 2), n = c(1e3, 1e7), categories = c("a", "b", "c"),
+                    reps = 5, seed = 1)
+  expect_s3_class(s, "data.frame")
+  expect_s3_class(s, "ldp_simulation")
+  expect_equal(names(s), c("epsilon", "n", "mean_error", "stderr_error"))
+  expect_equal(attr(s, "theoretical_slope"), -1)
+  for (e in c(1, 2)) expect_lt(s$mean_error[s$epsilon == e & s$n == 1e7], s$mean_error[s$epsilon == e & s$n == 1e3])
+  file <- tempfile(fileext = ".png")
+  grDevices::png(file)
+  expect_identical(plot(s), s)
+  grDevices::dev.off()
+  expect_error(ldp_simulate("randomized-response", epsilon = NA, n = 1e3, categories = c("a", "b")),
+               "epsilon must be numbers", class = "ldpest_error")
+  expect_error(ldp_simulate("randomized-response", epsilon = 1, n = 1e3, categories = c("a", "b"), reps = 1),
+               "reps must be", class = "ldpest_error")
+})
