@@ -142,10 +142,9 @@ def sampler_matches_channel(mechanism, channel, data, seed: int, draws: int = 20
         p, impossible = chi_square_p(index, expected, channel.shape[1])
         if impossible:
             fail(f"privatize produced reports that the channel gives probability 0 for {what}")
-        if p is not None:
-            if p < alarm:
-                fail(f"privatize does not sample the declared channel for {what} (chi-square p = {p:.2g} < "
-                     f"{alarm:.2g}, {len(cases)} cases): the exact privacy proof does not apply to it")
+        if p is not None and p < alarm:
+            fail(f"privatize does not sample the declared channel for {what} (chi-square p = {p:.2g} < "
+                 f"{alarm:.2g}, {len(cases)} cases): the exact privacy proof does not apply to it")
     return f"{len(cases)} case(s) compared with the channel"
 
 
@@ -179,10 +178,9 @@ def keyed_matches_channel(mechanism, channel, data, seed: int, draws: int = 4_00
         p, impossible = chi_square_p(index, expected, channel.shape[1])
         if impossible:
             fail(f"keyed permanent responses that the permanent channel gives probability 0 for {record!r}")
-        if p is not None:
-            if p < alarm:
-                fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at "
-                     f"{record!r} (chi-square p = {p:.2g} < {alarm:.2g})")
+        if p is not None and p < alarm:
+            fail(f"permanent responses keyed by users' secrets do not have the permanent channel's law at "
+                 f"{record!r} (chi-square p = {p:.2g} < {alarm:.2g})")
 
 
 def distribution_privacy(mechanism, data, seed: int, draws: int = 100_000) -> None:

@@ -27,22 +27,22 @@ def declared_epsilon(num: int | Fraction, den: int | Fraction, power: int = 1) -
     return x
 
 
-def grr_cell(ok, others: int, what: str) -> int:
+def grr_cell(ok, others: int, epsilon: float, what: str) -> int:
     """The smallest ``cell >= 1`` with ``ok(cell)`` (a ratio proven within its epsilon, false for
     small cells), whose keep interval ``2^64 - others cell`` still favours the truth."""
     high = WORD // (others + 1)
     if not ok(high):
-        raise too_small(0.0, what)
+        raise too_small(epsilon, what)
     cell = smallest_threshold(ok, 1, high)
     if WORD - others * cell <= cell:
-        raise too_small(0.0, what)
+        raise too_small(epsilon, what)
     return cell
 
 
 def grr_permanent_cell(epsilon: float, others: int) -> int:
     """The cell of a generalised randomized response with ratio ``keep / cell <= e^epsilon``."""
-    return grr_cell(lambda cell: ratio_within(WORD - others * cell, cell, epsilon), others,
-                    f"generalised randomized response at epsilon {epsilon:g}")
+    return grr_cell(lambda cell: ratio_within(WORD - others * cell, cell, epsilon), others, epsilon,
+                    "generalised randomized response")
 
 
 def grr_sample(codes: np.ndarray, words: np.ndarray, d: int, cell: int) -> np.ndarray:

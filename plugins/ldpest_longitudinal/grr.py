@@ -86,7 +86,7 @@ class LongitudinalGRR(CategoricalLongitudinal):
             other = keep1 * cell2 + self._cell1 * keep2 + (d - 2) * self._cell1 * cell2
             return ratio_within(same, other, epsilon)
 
-        self._cell2 = grr_cell(ok, d - 1, f"{self.name} at epsilon {epsilon:g}")
+        self._cell2 = grr_cell(ok, d - 1, epsilon, self.name)
         self._same, self._other = self._composite()
         require_gap(float(self._same - self._other), epsilon, self.name)
 
