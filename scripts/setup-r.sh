@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${1:-.venv}
-PACKAGES="r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite"
+# generics, ggplot2, tibble and vdiffr: Suggests of the R package (tidy/autoplot, their tests, picture snapshots)
+PACKAGES="r-base-core r-base-dev r-cran-reticulate r-cran-testthat r-cran-jsonlite r-cran-generics r-cran-ggplot2 r-cran-tibble r-cran-vdiffr"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -19,10 +19,18 @@ ldp_plugins <- function() {
 #' @param seed NULL (default) draws the noise from the operating system's
 #'   cryptographically secure generator; an integer gives reproducible noise,
 #'   for simulations only (set.seed() does not reach Python).
-#' @return an "ldp_reports" object: values, spec (JSON), mechanism, epsilon.
-ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL, users = NULL, state = NULL,
-                          ledger = NULL, budget = NULL, per = "day", at = NULL) {
-  .check_no_na(x, "data")
+#' @param data with a formula x (~ answer, or ~ age + income for a histogram): the data.frame
+#'   (or tibble) whose columns the formula names.
+#' @param na.rm FALSE (default) refuses records holding NA; TRUE drops them (the reports say how many).
+#' @return an "ldp_reports" object: values, spec (JSON), mechanism, epsilon, variable.
+ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., data = NULL, na.rm = FALSE, seed = NULL, users = NULL,
+                          state = NULL, ledger = NULL, budget = NULL, per = "day", at = NULL) {
+  input <- .input(x, data, "ldp_privatize")
+  if (!is.null(input$by))
+    stop(.condition("ldp_privatize takes no groups (the | part of the formula): give them to ldp_estimate", "error"))
+  cleaned <- .drop_na(input$x, "data", na.rm, users = users)
+  x <- cleaned$x
+  users <- cleaned$users
   .check_number(epsilon, "epsilon")
   if (!is.null(seed) && !(is.numeric(seed) && length(seed) == 1 && !is.na(seed) && seed == round(seed)))
     stop(.condition(sprintf("seed must be one whole number (or NULL for secure noise), got %s", deparse(seed)),
@@ -45,8 +53,27 @@ ldp_privatize <- function(x, mechanism, epsilon = NULL, ..., seed = NULL, users 
   data <- .data_args(x)
   accounts <- if (is.null(users)) list() else
     list(users = as.character(users), state = state, ledger = ledger, budget = budget, per = per, at = at)
-  .call("privatize", c(list(data = data$values, mechanism = mechanism, params = .params(epsilon, ...), seed = seed),
-                       data$defaults, accounts))
+  reports <- .call("privatize", c(list(data = data$values, mechanism = mechanism, params = .params(epsilon, ...),
+                                       seed = seed), data$defaults, accounts))
+  reports$variable <- input$variable
+  if (cleaned$removed > 0) reports$na_removed <- cleaned$removed
+  reports
+}
+
+# The data of a call: a formula read from data =, or the object itself; a one-column data.frame of
+# labels is its column. Returns list(x, variable, by).
+.input <- function(x, data, caller) {
+  if (inherits(x, "formula")) {
+    input <- .formula_data(x, data)
+  } else {
+    if (!is.null(data))
+      stop(.condition(sprintf("data = goes with a formula, e.g. %s(~ answer, data = df, ...)", caller), "error"))
+    input <- list(x = x, variable = NULL, by = NULL)
+  }
+  one <- .one_variable(input$x)
+  input$x <- one$x
+  if (is.null(input$variable)) input$variable <- one$variable
+  input
 }
 
 ldp_simulate <- function(mechanism, epsilon, n, ..., reps = 20, theta = NULL, truth = NULL, estimator = NULL,
@@ -62,26 +89,6 @@ ldp_simulate <- function(mechanism, epsilon, n, ..., reps = 20, theta = NULL, tr
   .call("simulate", list(mechanism = mechanism, epsilon = epsilon, n = n, params = list(...), reps = reps,
                          theta = theta, truth = truth, estimator = estimator, estimator_params = estimator_params,
                          seed = seed))
-}
-
-plot.ldp_simulation <- function(x, main = NULL, ...) {
-  epsilons <- sort(unique(x$epsilon))
-  colours <- grDevices::hcl.colors(max(length(epsilons), 2), "Dark 3")[seq_along(epsilons)]
-  low <- pmax(x$mean_error - 2 * x$stderr_error, min(x$mean_error[x$mean_error > 0]) / 10)
-  graphics::plot(x$n, x$mean_error, log = "xy", type = "n", ylim = range(c(low, x$mean_error + 2 * x$stderr_error)),
-                 xlab = "n (reports)", ylab = attr(x, "metric"),
-                 main = if (is.null(main)) sprintf("%s (%s)", attr(x, "mechanism"), attr(x, "simulation")) else main,
-                 ...)
-  for (i in seq_along(epsilons)) {
-    rows <- x[x$epsilon == epsilons[i], ]
-    graphics::arrows(rows$n, pmax(rows$mean_error - 2 * rows$stderr_error, min(low)), rows$n,
-                     rows$mean_error + 2 * rows$stderr_error, angle = 90, code = 3, length = 0.03, col = colours[i])
-    graphics::lines(rows$n, rows$mean_error, type = "b", pch = 19, col = colours[i])
-  }
-  graphics::legend("topright", c(sprintf("epsilon = %g", epsilons), "whiskers: +- 2 standard errors"),
-                   col = c(colours, "black"), lty = c(rep(1, length(epsilons)), NA), pch = c(rep(19, length(epsilons)),
-                   NA), bty = "n", cex = 0.8)
-  invisible(x)
 }
 
 ldp_ledger <- function(ledger, user = NULL, period = NULL) {
@@ -130,7 +137,11 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #' @param reports an "ldp_reports" object from ldp_privatize() or ldp_read(), or
 #'   reports collected elsewhere (a vector of labels or a factor, or a matrix
 #'   with one column per report coordinate) together with mechanism, epsilon
-#'   (or keep) and its parameters.
+#'   (or keep) and its parameters; or a formula, ~ report | group, whose
+#'   columns are read from data (a data.frame or tibble).
+#' @param data with a formula: the data.frame of the collected reports (and groups).
+#' @param na.rm FALSE (default) refuses reports (or groups) holding NA; TRUE
+#'   drops them, and the result's attribute na_removed says how many.
 #' @param estimator NULL for the mechanism's default, or a name ("frequency",
 #'   "histogram-mean", "histogram-cdf", "series").
 #' @param mechanism,epsilon,... for reports collected elsewhere.
@@ -142,25 +153,34 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #' @param codes "labels" (default), or "0-based" / "1-based" when collected
 #'   reports are positions in the categories (pure-ldp, multi-freq-ldpy).
 #' @return an "ldp_estimate": an array of the estimate with dimnames (category,
-#'   or the input dims) and attributes stderr, unprojected, lower, upper,
+#'   named after the formula's variable, or the input dims) and attributes stderr, unprojected, lower, upper,
 #'   epsilon, n, estimator, mechanism, projection and mechanism_spec. Methods:
 #'   print, summary, confint, coef, as.data.frame, plot.
-ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = NULL, ...,
-                         projection = NULL, level = 0.95, estimator_params = list(), by = NULL,
+ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = NULL, ..., data = NULL,
+                         na.rm = FALSE, projection = NULL, level = 0.95, estimator_params = list(), by = NULL,
                          codes = "labels") {
   .check_number(epsilon, "epsilon")
   options <- estimator_params
   if (!is.null(projection)) options$projection <- projection
   if (inherits(reports, "ldp_reports")) {
+    if (!is.null(data)) stop(.condition("data = goes with a formula, not with ldp_reports", "error"))
     if (!is.null(mechanism)) stop(.condition("the reports carry their own mechanism; do not pass mechanism", "error"))
-    args <- list(reports = reports$values, spec = reports$spec, params = .params(epsilon, ...))
+    cleaned <- .drop_na(reports$values, "reports", na.rm, by = by)
+    variable <- reports$variable
+    args <- list(reports = cleaned$x, spec = reports$spec, params = .params(epsilon, ...))
   } else {
+    input <- .input(reports, data, "ldp_estimate")
+    if (!is.null(input$by)) {
+      if (!is.null(by)) stop(.condition("groups are given twice: in the formula (| ...) and as by =", "error"))
+      by <- input$by
+    }
     if (is.null(mechanism)) stop(.condition("mechanism is needed for reports collected elsewhere", "error"))
-    .check_no_na(reports, "reports")
-    data <- .data_args(reports)
+    cleaned <- .drop_na(input$x, "reports", na.rm, by = by)
+    variable <- input$variable
+    data <- .data_args(cleaned$x)
     args <- c(list(reports = data$values, mechanism = mechanism, params = .params(epsilon, ...)), data$defaults)
   }
-  .check_no_na(args$reports, "reports")
+  by <- cleaned$by
   if (!is.null(by)) {
     .check_no_na(by, "by")
     if (is.factor(by)) args$by_levels <- levels(by)
@@ -170,7 +190,9 @@ ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = 
   args$estimator_params <- options
   args$level <- level
   args$codes <- codes
-  .call("estimate", args)
+  result <- .name_variable(.call("estimate", args), variable)
+  if (cleaned$removed > 0) attr(result, "na_removed") <- cleaned$removed
+  result
 }
 
 #' Read a report or result file written by the ldpest command line or Python
@@ -192,12 +214,19 @@ ldp_read <- function(path) {
 #' @return a data.frame: mechanism, d, epsilon, n, stderr, rmse, report_bits, parameters, auto.
 ldp_plan <- function(d = NULL, epsilon = NULL, n = NULL, stderr = NULL, mechanism = "all", low = NULL, high = NULL,
                      shuffle = NULL, delta = NULL) {
-  if (!is.null(shuffle)) {  # the n or epsilon0 that a central epsilon after shuffling needs
-    if (is.null(delta)) stop(.condition("a plan with shuffle = needs delta =", "error"))
-    return(.call("plan_shuffle", list(shuffle = shuffle, delta = delta, epsilon = epsilon, n = n, d = d,
-                                      mechanism = mechanism)))
-  }
-  .call("plan", list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism, low = low, high = high))
+  if (!is.null(shuffle) && is.null(delta)) stop(.condition("a plan with shuffle = needs delta =", "error"))
+  rows <- .recycle(list(d = d, epsilon = epsilon, n = n, stderr = stderr, mechanism = mechanism, low = low,
+                        high = high, shuffle = shuffle, delta = delta), whole = c("d", "n"))
+  plans <- lapply(rows, function(one) {
+    if (!is.null(one$shuffle))  # the n or epsilon0 that a central epsilon after shuffling needs
+      return(.call("plan_shuffle", one[intersect(names(one), c("shuffle", "delta", "epsilon", "n", "d",
+                                                                   "mechanism"))]))
+    .call("plan", one)
+  })
+  if (length(plans) == 1) return(plans[[1]])
+  table <- do.call(rbind, plans)
+  rownames(table) <- NULL
+  table
 }
 
 # -- results as R objects -------------------------------------------------------------------
@@ -246,6 +275,8 @@ print.ldp_estimate <- function(x, digits = 4, ...) {
                 if (!beside) sprintf("the %s", covers) else
                   sprintf("the %s estimate (its column; the %s is its projection)", covers, .estimate_name(x))))
   }
+  if (!is.null(attr(x, "na_removed"))) cat(sprintf("%d report(s) holding NA removed (na.rm = TRUE)\n",
+                                                   as.integer(attr(x, "na_removed"))))
   if (!is.null(attr(x, "units")) && !identical(attr(x, "units"), "1"))
     cat(sprintf("units: %s\n", attr(x, "units")))
   print(utils::head(table, 40), row.names = FALSE, digits = digits)
@@ -291,65 +322,6 @@ confint.ldp_estimate <- function(object, parm, level = 0.95, ...) {
   bounds
 }
 
-plot.ldp_estimate <- function(x, main = NULL, ...) {
-  table <- .estimate_table(x)
-  value <- names(table)[ncol(table) - 3]
-  title <- if (is.null(main)) sprintf("%s\n%s, epsilon = %g, n = %d", value, attr(x, "mechanism"),
-                                      attr(x, "epsilon"), as.integer(attr(x, "n"))) else main
-  if (length(dim(x)) == 2) {
-    dn <- dimnames(x)
-    axis <- function(v) { n <- suppressWarnings(as.numeric(v)); if (anyNA(n)) seq_along(v) else n }
-    graphics::image(axis(dn[[1]]), axis(dn[[2]]), matrix(unclass(x), nrow = dim(x)[1]),
-                    xlab = names(dn)[1], ylab = names(dn)[2], main = title, ...)
-    return(invisible(x))
-  }
-  if (is.null(dim(x)) && length(x) == 1) {  # a single estimate: a point with its interval
-    value <- .estimate_name(x)
-    y <- as.vector(unclass(x))
-    centre <- if (identical(.interval_estimate(x), value)) y else as.vector(attr(x, .interval_estimate(x)))
-    ylim <- range(c(y, centre, table$lower, table$upper), finite = TRUE)
-    graphics::plot(1, y, xlim = c(0.5, 1.5), ylim = ylim, xaxt = "n", xlab = "", pch = 19,
-                   ylab = if (is.null(attr(x, "units"))) value else sprintf("%s [%s]", value, attr(x, "units")),
-                   main = title, ...)
-    graphics::arrows(1, table$lower, 1, table$upper, angle = 90, code = 3, length = 0.08)
-    graphics::legend("topright", sprintf("%s, %g%% interval (%s)", .interval_estimate(x),
-                                         100 * attr(x, "confidence_level"), attr(x, "interval_method")),
-                     bty = "n", cex = 0.8)
-    return(invisible(x))
-  }
-  at <- table[[1]]
-  interval <- if (is.null(attr(x, "confidence_level"))) sprintf("interval of the %s", .interval_estimate(x)) else
-    sprintf("%g%% interval of the %s (%s)", 100 * attr(x, "confidence_level"), .interval_estimate(x),
-            attr(x, "interval_method"))
-  cells <- if (is.numeric(at) && length(at) > 1) diff(at) else NULL
-  if (!is.null(cells) && isTRUE(all.equal(cells, rep(cells[1], length(cells))))) {
-    # histogram cells of equal width: each drawn whole, edge cells included, with its interval as a band
-    edges <- c(at - cells[1] / 2, at[length(at)] + cells[1] / 2)
-    left <- edges[-length(edges)]
-    right <- edges[-1]
-    ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
-    graphics::plot(range(edges), ylim, type = "n", xlab = names(table)[1], ylab = value, main = title, ...)
-    graphics::rect(left, table$lower, right, table$upper, col = "grey85", border = NA)
-    graphics::segments(left, table[[value]], right, table[[value]], lwd = 2)
-    graphics::segments(right[-length(right)], table[[value]][-length(at)], left[-1], table[[value]][-1], lwd = 2)
-    graphics::legend("topright", c(value, interval), lwd = c(2, 8), col = c("black", "grey85"), bty = "n", cex = 0.8)
-  } else if (is.numeric(at)) {
-    ylim <- range(c(table$lower, table$upper, table[[value]]), finite = TRUE)
-    graphics::plot(at, table[[value]], type = "n", ylim = ylim, xlab = names(table)[1], ylab = value,
-                   main = title, ...)
-    graphics::polygon(c(at, rev(at)), c(table$lower, rev(table$upper)), col = "grey85", border = NA)
-    graphics::lines(at, table[[value]], lwd = 2)
-    graphics::legend("topright", c(value, interval), lwd = c(2, 8), col = c("black", "grey85"), bty = "n", cex = 0.8)
-  } else {
-    ylim <- range(c(0, table$lower, table$upper, table[[value]]), finite = TRUE)
-    centres <- graphics::barplot(table[[value]], names.arg = at, ylim = ylim, xlab = names(table)[1], ylab = value,
-                                 main = title, ...)
-    graphics::arrows(centres, table$lower, centres, table$upper, angle = 90, code = 3, length = 0.05)
-    graphics::legend("topright", sprintf("whiskers: %s", interval), bty = "n", cex = 0.8)
-  }
-  invisible(x)
-}
-
 # Arithmetic and rounding give plain labelled arrays: the standard errors would no longer fit.
 .plain <- function(x) {
   if (!inherits(x, "ldp_estimate")) return(x)
@@ -366,19 +338,6 @@ Ops.ldp_estimate <- function(e1, e2) {
 
 Math.ldp_estimate <- function(x, ...) get(.Generic)(.plain(x), ...)
 
-plot.ldp_estimates <- function(x, ...) {
-  groups <- names(x)
-  columns <- ceiling(sqrt(length(groups)))
-  old <- graphics::par(mfrow = c(ceiling(length(groups) / columns), columns))
-  on.exit(graphics::par(old))
-  for (group in groups) {
-    e <- x[[group]]
-    plot(e, main = sprintf("%s\n%s, epsilon = %g, n = %d", group, attr(e, "mechanism"), attr(e, "epsilon"),
-                           as.integer(attr(e, "n"))), ...)
-  }
-  invisible(x)
-}
-
 print.ldp_estimates <- function(x, ...) {
   for (group in names(x)) {
     cat(sprintf("== %s\n", group))
@@ -394,7 +353,9 @@ as.data.frame.ldp_estimates <- function(x, row.names = NULL, optional = FALSE, .
 
 print.ldp_reports <- function(x, ...) {
   n <- if (is.matrix(x$values)) nrow(x$values) else length(x$values)
-  cat(sprintf("<ldp_reports: %d reports of %s, epsilon = %g>\n", n, x$mechanism, x$epsilon))
+  cat(sprintf("<ldp_reports: %d reports%s of %s, epsilon = %g%s>\n", n,
+              if (is.null(x$variable)) "" else sprintf(" of '%s'", x$variable), x$mechanism, x$epsilon,
+              if (is.null(x$na_removed)) "" else sprintf("; %d record(s) holding NA removed", x$na_removed)))
   invisible(x)
 }
 

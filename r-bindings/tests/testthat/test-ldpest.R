@@ -87,7 +87,7 @@ test_that("errors raised in Python reach R with the same message", {
   expect_error(ldp_privatize(c("a", "b"), "randomized-response", epsilon = 0, categories = c("a", "b")),
                "epsilon must be a finite number > 0, got 0", fixed = TRUE)
   expect_error(ldp_privatize(c("a", "b"), "warner", epsilon = 1), "unknown mechanism 'warner'; known mechanisms:")
-  expect_error(ldp_privatize(c(0.5, NA), "linf-sampling", epsilon = 1, basis = "walsh", k = 2), "data: 1 value(s) are NA",
+  expect_error(ldp_privatize(c(0.5, NA), "linf-sampling", epsilon = 1, basis = "walsh", k = 2), "data: 1 record(s) hold NA",
                fixed = TRUE)
   r <- ldp_privatize(c("a", "b"), "unary-randomized-response", epsilon = 1, categories = c("a", "b"), seed = 1)
   expect_error(ldp_estimate(matrix(0, 2, 3), mechanism = "unary-randomized-response", epsilon = 1, categories = c("a", "b")),
