@@ -100,7 +100,7 @@ class Mechanism(_Configurable, abc.ABC):
     report_dims: ClassVar[tuple[str, ...]] = ("report",)
     example_params: ClassVar[dict] = {}  # parameters besides epsilon for `ldpest plugins NAME`'s example
     data_kind: ClassVar[str] = "number"  # raw data: "label" (categories) or "number"
-    report_kind: ClassVar[str] = "number"  # what a report holds: "label" or "number"
+    report_kind: ClassVar[str] = "number"  # what a report holds: "label", "number" or "integer" (read exactly)
 
     def report_columns(self) -> list[str]:
         """Column names of one report in a CSV file (one column for 1-D reports)."""

@@ -17,7 +17,8 @@ from ..util.labels import labels_from_codes
 
 def column_kind(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
     """How a table column is parsed: "string" or "int" for labels (codes and integer categories
-    are integers), "float" for numbers; raw data (``raw``) or reports."""
+    are integers), "int" for integer reports (read exactly, e.g. 63-bit seeds), "float" for
+    numbers; raw data (``raw``) or reports."""
     kind = mechanism.data_kind if raw else mechanism.report_kind
     if kind == "label":
         categories = getattr(mechanism, "categories", [])
@@ -26,7 +27,7 @@ def column_kind(mechanism: Mechanism, raw: bool, codes: str = "labels") -> str:
     if codes != "labels":
         raise ParameterError(f"--codes names categories, but {mechanism.name!r} "
                              f"{'data' if raw else 'reports'} are numbers, not single categories")
-    return "float"
+    return "int" if kind == "integer" else "float"
 
 
 def decoding(action: Callable, mechanism: Mechanism, codes: str, what: str) -> Callable:
