@@ -53,16 +53,30 @@ _SYMBOL_BLOCK = 1 << 12  # rows per privatise block: its 13 temporaries stay und
 
 
 class _Layout:
-    """Blocks of ``load`` categories in blocks of ``width`` symbols (a power of two)."""
+    """Blocks of ``load`` categories in blocks of ``width`` symbols (a power of two).
 
-    def __init__(self, d: int, blocks: int):
-        self.load = -(-d // blocks)
-        self.blocks = -(-d // self.load)  # no empty block
+    ldpest's layout spreads the categories evenly over ``blocks`` (no empty block); pure-ldp's
+    (:func:`pure_ldp_layout`) fills blocks of ``width - 1`` categories in order and keeps empty ones."""
+
+    def __init__(self, d: int, blocks: int, load: int | None = None):
+        self.load = -(-d // blocks) if load is None else load
+        self.blocks = -(-d // self.load) if load is None else blocks
         self.width = 1 << self.load.bit_length()  # smallest power of two > load
         self.half = self.width // 2
         self.symbols = self.blocks * self.width
-        self.loads = np.full(self.blocks, self.load)
-        self.loads[-1] = d - (self.blocks - 1) * self.load
+        self.loads = np.clip(d - np.arange(self.blocks) * self.load, 0, self.load)
+
+
+def pure_ldp_layout(d: int, epsilon: float) -> _Layout:
+    """pure-ldp's ``HadamardResponseClient``: one block of ``2^ceil(log2(d + 1))`` symbols at
+    epsilon <= 1 (Hadamard_Rand_high_priv); above, ``B = 2^floor(log2(min(2d, e^eps)))`` blocks of
+    ``b = 2^ceil(log2(d / B + 1))`` symbols, ``b - 1`` categories each, empty blocks kept
+    (Hadamard_Rand_general_original), computed with the same float expressions as pure-ldp."""
+    if epsilon <= 1:
+        return _Layout(d, 1)
+    blocks = int(math.pow(2, int(math.floor(math.log(min(2 * d, math.exp(min(epsilon, 700.0))), 2)))))
+    width = int(math.pow(2, int(math.ceil(math.log(float(d) / float(blocks) + 1, 2)))))
+    return _Layout(d, blocks, load=width - 1)
 
 
 def _symbol_probabilities(layout: _Layout, epsilon: float) -> tuple[float, float]:
@@ -103,8 +117,9 @@ def _worst_cases(layout: _Layout, alpha: float, beta: float) -> tuple[float, flo
         return math.inf, math.inf
     inside, outside = s * (alpha + beta), b * beta
     c = (inside - outside) / g ** 2
-    loads = layout.loads.astype(np.float64)
-    theta_block = _block_masses(layout.loads, c)
+    loads = layout.loads[layout.loads > 0]  # empty blocks (pure-ldp's layout) hold no mass
+    theta_block = _block_masses(loads, c)
+    loads = loads.astype(np.float64)
     total = loads.sum() * outside / g ** 2 + float(np.sum(c * loads * theta_block - theta_block ** 2 / loads))
     if layout.load >= 2:  # all mass on another category of the block: Theta = 1, theta_j = 0
         single = inside / g ** 2
@@ -136,22 +151,35 @@ class HadamardResponse(_CategoricalMechanism):
     """Report one symbol of ``K = B b``, favouring the ``b / 2`` symbols of the true category's
     Hadamard row; decoded by a fast Walsh-Hadamard transform (module docstring for the maths).
 
-    Reports are symbol indices ``0..K-1``.  Parameter ``blocks`` (default: the variance-optimal one).
+    Reports are symbol indices ``0..K-1``.  Parameter ``blocks`` (default: the variance-optimal one),
+    or ``layout="pure-ldp"``: pure-ldp's ``HadamardResponseClient`` layout (:func:`pure_ldp_layout`),
+    whose reports are then estimated as they are (its input permutation: give the categories in
+    the order of ``server.hr.reverse``, docs/other-libraries.md).
     """
 
     parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
                       "categories": "the possible answers (labels), in order",
-                      "blocks": "the blocks the categories are split into (default: the smallest worst-case variance)"}
+                      "blocks": "the blocks the categories are split into (default: the smallest worst-case variance)",
+                      "layout": "'ldpest' (default) or 'pure-ldp': pure-ldp's blocks of b - 1 categories, empty "
+                                "blocks kept (categories in the order of its server.hr.reverse)"}
     name = "hadamard-response"
 
-    def __init__(self, *, epsilon, categories, blocks=None):
+    def __init__(self, *, epsilon, categories, blocks=None, layout="ldpest"):
         super().__init__(epsilon=epsilon, categories=categories)
         d = self.d
-        blocks = default_blocks(self.epsilon, d) if blocks is None else check_positive_int("blocks", blocks)
-        if blocks > d:
-            raise ParameterError(f"blocks must be between 1 and d = {d}, got {blocks}")
-        layout = _Layout(d, blocks)
-        self._set_params(epsilon=self.epsilon, categories=self.categories, blocks=layout.blocks)
+        if layout not in ("ldpest", "pure-ldp"):
+            raise ParameterError(f"layout must be 'ldpest' or 'pure-ldp', got {layout!r}")
+        if layout == "pure-ldp":
+            if blocks is not None:
+                raise ParameterError("layout='pure-ldp' fixes the blocks (pure-ldp's rule); do not give blocks")
+            layout = pure_ldp_layout(d, self.epsilon)
+            self._set_params(epsilon=self.epsilon, categories=self.categories, layout="pure-ldp")
+        else:
+            blocks = default_blocks(self.epsilon, d) if blocks is None else check_positive_int("blocks", blocks)
+            if blocks > d:
+                raise ParameterError(f"blocks must be between 1 and d = {d}, got {blocks}")
+            layout = _Layout(d, blocks)
+            self._set_params(epsilon=self.epsilon, categories=self.categories, blocks=layout.blocks)
         self._layout = layout
         s, K = layout.half, layout.symbols
         e = math.exp(min(self.epsilon, 700.0))

@@ -33,6 +33,8 @@ SMALL = [  # (name, d, params): channels small enough to enumerate
     ("hadamard-response", 3, {}),
     ("hadamard-response", 7, {"blocks": 2}),
     ("hadamard-response", 10, {"blocks": 3}),
+    ("hadamard-response", 10, {"layout": "pure-ldp"}),  # pure-ldp's blocks of b - 1, empty ones kept
+    ("hadamard-response", 5, {"layout": "pure-ldp"}),
 ]
 
 
