@@ -102,8 +102,9 @@ def check_report_matrix(values, width: int, mechanism: str, what: str) -> np.nda
     """Reports as an (n, width) numeric array; ``what`` names the width (e.g. "3 categories")."""
     values = np.asarray(values)
     if values.ndim != 2 or values.shape[1] != width:
-        got = values.shape[1] if values.ndim == 2 else f"shape {values.shape}"
-        raise DataError(f"reports have width {got} but mechanism {mechanism!r} has {what}")
+        got = f"width {values.shape[1]}" if values.ndim == 2 else \
+            ("one column" if values.ndim == 1 else f"shape {values.shape}")
+        raise DataError(f"reports have {got} but mechanism {mechanism!r} has {what}")
     if values.dtype.kind not in "iufb":
         raise DataError(f"reports of {mechanism!r} must be numbers, got dtype {values.dtype}")
     return values

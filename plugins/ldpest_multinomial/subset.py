@@ -9,7 +9,10 @@ holding ``x`` then has probability ``P_in / C(d-1, omega-1)`` and every other se
 the largest integer for which it is proven ``<= e^a`` (Ye and Barg's
 ``P_in = omega e^a / (omega e^a + d - omega)``, made exact).
 
-Reports are 0/1 vectors of length ``d`` with ``omega`` ones.  With
+Reports are 0/1 vectors of length ``d`` with ``omega`` ones, or (``report_form="indices"``) the
+``omega`` 0-based positions of the set, ascending: multi-freq-ldpy's ``SS_Client`` form, without
+its order (it puts the true category first whenever the set holds it, so the order of its
+reports reveals it; only the set is private, and only the set is read).  With
 ``p = P_in`` and ``q = (P_in (omega - 1) + (1 - P_in) omega) / (d - 1)``,
 ``ones_j ~ Binomial(n, q + (p - q) theta_j)``; ``theta_j = (ones_j / n - q) / (p - q)``
 is unbiased with ``n Var = pi_j (1 - pi_j) / (p - q)^2``.  ``omega`` defaults to
@@ -34,7 +37,8 @@ from ldpest.privacy.exact import (
     too_small,
 )
 from ldpest.stats.binomial import AffineBinomialOracle, affine_binomial_worst_cases
-from ldpest.util.validation import check_positive_int
+from ldpest.util.labels import smallest_index_dtype
+from ldpest.util.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports
 
@@ -106,18 +110,26 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
 
     parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
                       "categories": "the possible answers (labels), in order",
-                      "subset_size": "omega, the categories in each report (default: the optimal d / (e^epsilon + 1))"}
+                      "subset_size": "omega, the categories in each report (default: the optimal d / (e^epsilon + 1))",
+                      "report_form": "'bits' (default: d columns of 0/1) or 'indices' (omega columns: the 0-based "
+                                     "positions of the set, as multi-freq-ldpy's SS_Client reports it)"}
     name = "subset-selection"
     report_dims = ("report", "category")
 
-    def __init__(self, *, epsilon, categories, subset_size=None):
+    def __init__(self, *, epsilon, categories, subset_size=None, report_form="bits"):
         super().__init__(epsilon=epsilon, categories=categories)
+        if report_form not in ("bits", "indices"):
+            raise ParameterError(f"report_form must be 'bits' or 'indices', got {report_form!r}")
+        self._indices = report_form == "indices"
         d = self.d
         omega = default_subset_size(self.epsilon, d) if subset_size is None else \
             check_positive_int("subset_size", subset_size)
         if omega >= d:
             raise ParameterError(f"subset_size must be between 1 and d - 1 = {d - 1}, got {omega}")
-        self._set_params(epsilon=self.epsilon, categories=self.categories, subset_size=omega)
+        self._set_params(epsilon=self.epsilon, categories=self.categories, subset_size=omega,
+                         **({"report_form": "indices"} if self._indices else {}))
+        if self._indices:
+            object.__setattr__(self, "report_dims", ("report", "member"))
         self._omega = omega
         self._in = inclusion_threshold(self.epsilon, d, omega)
         p = Fraction(self._in, WORD)
@@ -134,13 +146,22 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         """``(p, q)``: P(j in S) when ``x = j`` and when ``x != j``, exactly."""
         return self._exact
 
+    def report_columns(self):
+        if self._indices:
+            return [f"member_{i + 1}" for i in range(self._omega)]
+        return super().report_columns()
+
     def _privatize(self, codes, rng):
         n, d = codes.shape[0], self.d
-        out = np.empty((n, d), dtype=np.uint8)
+        out = np.empty((n, self._omega) if self._indices else (n, d), dtype=self._report_dtype())
         floyd = _floyd_is_cheaper(d, self._omega)
         for rows in _row_blocks(n, d, _floyd_rows(d) if floyd else max(1, _COIN_CELLS // d)):
-            out[rows] = (self._floyd_subsets if floyd else self._coin_subsets)(codes[rows], rng)
+            bits = (self._floyd_subsets if floyd else self._coin_subsets)(codes[rows], rng)
+            out[rows] = np.nonzero(bits)[1].reshape(-1, self._omega) if self._indices else bits
         return out
+
+    def _report_dtype(self):
+        return smallest_index_dtype(self.d) if self._indices else np.uint8
 
     def _floyd_subsets(self, codes, rng) -> np.ndarray:
         """Floyd's algorithm, vectorised over rows: to pick k of 0..D-1, for j = D-k .. D-1 draw
@@ -199,12 +220,34 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         return out
 
     def encode_reports(self, values):
+        if self._indices:
+            return self._index_reports(values)
         values = bit_reports(values, self)
         sizes = values.sum(axis=1, dtype=np.int64)
         wrong = sizes != self._omega
         if wrong.any():
             raise DataError(f"reports of {self.name!r} must hold subset_size = {self._omega} ones; "
                             f"{int(wrong.sum())} do not", row=int(np.flatnonzero(wrong)[0]))
+        return values
+
+    def _index_reports(self, values):
+        """``omega`` distinct 0-based positions per report, in any order (stored ascending)."""
+        values = np.asarray(values)
+        if values.ndim == 1 and self._omega == 1:  # one position per report: one column
+            values = values[:, None]
+        values = check_report_matrix(values, self._omega, self.name,
+                                     f"subset_size = {self._omega} positions (report_form='indices')")
+        if values.dtype.kind == "f" and (not np.all(np.isfinite(values)) or np.any(values != np.round(values))):
+            raise DataError(f"reports of {self.name!r} must be whole positions 0..{self.d - 1}")
+        outside = (values < 0) | (values >= self.d)
+        if outside.any():
+            raise DataError(f"{int(outside.any(axis=1).sum())} report(s) hold a position outside 0..{self.d - 1}",
+                            row=int(np.flatnonzero(outside.any(axis=1))[0]))
+        values = np.sort(values.astype(self._report_dtype()), axis=1)
+        repeated = (np.diff(values, axis=1) == 0).any(axis=1)
+        if repeated.any():
+            raise DataError(f"{int(repeated.sum())} report(s) name a category twice (a set holds each once)",
+                            row=int(np.flatnonzero(repeated)[0]))
         return values
 
     def channel(self, max_categories: int = 12) -> Channel:
@@ -215,13 +258,18 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         outputs = np.zeros((math.comb(self.d, self._omega), self.d), dtype=np.uint8)
         for row, subset in enumerate(itertools.combinations(range(self.d), self._omega)):
             outputs[row, list(subset)] = 1
+        members = outputs.astype(bool)
         p = Fraction(self._in, WORD)
         inside = p / math.comb(self.d - 1, self._omega - 1)
         outside = (1 - p) / math.comb(self.d - 1, self._omega)
-        matrix = np.where(outputs.T.astype(bool), np.array(inside, dtype=object), np.array(outside, dtype=object))
+        matrix = np.where(members.T, np.array(inside, dtype=object), np.array(outside, dtype=object))
+        if self._indices:
+            outputs = np.nonzero(members)[1].reshape(-1, self._omega).astype(self._report_dtype())
         return Channel(self.categories, outputs, matrix)
 
     def frequency_statistics(self, reports):
+        if self._indices:
+            return {"ones": np.bincount(np.asarray(reports).ravel(), minlength=self.d).astype(np.int64)}
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
     count_statistic = "ones"

@@ -50,7 +50,7 @@ def test_the_page_draws_from_the_truth_this_test_checks():
 
 def _commands() -> list[list[str]]:
     lines = [line[2:] for block in _blocks("console") for line in block.splitlines() if line.startswith("$ ldpest ")]
-    assert len(lines) == 11
+    assert len(lines) == 12
     return [shlex.split(line) for line in lines]
 
 

@@ -30,6 +30,8 @@ SMALL = [  # (name, d, params): channels small enough to enumerate
     ("local-hashing", 4, {"hash_range": 2, "prime": 7}),
     ("subset-selection", 5, {}),
     ("subset-selection", 6, {"subset_size": 3}),
+    ("subset-selection", 5, {"report_form": "indices"}),  # multi-freq-ldpy's form: the positions of the set
+    ("subset-selection", 6, {"subset_size": 3, "report_form": "indices"}),
     ("hadamard-response", 3, {}),
     ("hadamard-response", 7, {"blocks": 2}),
     ("hadamard-response", 10, {"blocks": 3}),
