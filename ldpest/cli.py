@@ -108,6 +108,11 @@ def _progress(path: Path, enabled: bool):
         yield lambda position: bar.update(task, completed=position)
 
 
+def _delimiter(text: str) -> str:
+    """``--delimiter``: one character; ``\\t`` (as typed in a shell) and ``tab`` mean a tab."""
+    return "\t" if text in ("\\t", "tab", "TAB") else text
+
+
 def _check_level(level: float) -> None:
     if not 0 < level < 1:
         _fail(f"--level must be between 0 and 1 (e.g. 0.95), got {level:g}")
@@ -150,6 +155,8 @@ CATEGORIES_HELP = "Comma-separated labels, or @FILE with one label per line."
 ParamOpt = typer.Option(None, "--param", "-p", help="Mechanism parameter key=value (value as JSON).")
 HeaderOpt = typer.Option(True, "--header/--no-header",
                          help="CSV without a header row: its columns are named 1, 2, ... (-c 1).")
+DelimiterOpt = typer.Option(",", "--delimiter", help="Field separator of a CSV file: one character, e.g. ';' "
+                            "or '\\t' (or 'tab') for tab-separated files (default ',').")
 CodesOpt = typer.Option("labels", "--codes",
                         help="How a category column names a category: labels (default), 0-based or 1-based "
                              "positions in --categories (pure-ldp and multi-freq-ldpy report 0-based).")
@@ -243,6 +250,7 @@ def privatize_command(
     param: list[str] | None = ParamOpt,
     seed: int | None = typer.Option(None, "--seed", help="Seeded noise (simulations only; default: OS CSPRNG)."),
     header: bool = HeaderOpt,
+    delimiter: str = DelimiterOpt,
     codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
     user_column: str | None = typer.Option(
@@ -267,7 +275,8 @@ def privatize_command(
     """
     pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
-    pipeline.check_csv_options(data, header, codes)
+    delimiter = _delimiter(delimiter)
+    pipeline.check_csv_options(data, header, codes, delimiter)
     if seed is not None:
         typer.echo("ldpest: warning: --seed makes the noise reproducible: anyone who knows the seed can recover "
                    "every true answer; use it for simulations only, never for real people's data", err=True)
@@ -283,14 +292,15 @@ def privatize_command(
         n, charges = pipeline.privatize_accounted(
             data, output, mechanism=mech, columns=list(column or []), user_column=user_column, ledger=ledger,
             budget=budget, per=per, at=at, state=state, rng="secure" if seed is None else seed, header=header,
-            codes=codes)
+            codes=codes, delimiter=delimiter)
         typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
         if charges is not None and charges.refused:
             _fail(charges.message(), code=3)
         return
     with _progress(data, progress) as tick:
         n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
-                                    rng="secure" if seed is None else seed, progress=tick, header=header, codes=codes)
+                                    rng="secure" if seed is None else seed, progress=tick, header=header, codes=codes,
+                                    delimiter=delimiter)
     typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
 
 
@@ -314,6 +324,7 @@ def estimate_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     header: bool = HeaderOpt,
+    delimiter: str = DelimiterOpt,
     codes: str = CodesOpt,
     progress: bool = typer.Option(True, "--progress/--no-progress", help=PROGRESS_HELP),
     block_bytes: int | None = typer.Option(None, "--block-bytes", hidden=True, help="CSV block size (tests)."),
@@ -337,12 +348,13 @@ def estimate_command(
     """
     _check_level(level)
     pipeline.refuse_overwriting(output, reports)
-    pipeline.check_csv_options(reports, header, codes)
+    delimiter = _delimiter(delimiter)
+    pipeline.check_csv_options(reports, header, codes, delimiter)
     mech = None
     if mechanism is not None or raw:
         mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column,
                                         raw_data=reports if raw else None,
-                                        header=header)
+                                        header=header, delimiter=delimiter)
     elif epsilon is not None or categories is not None or param:
         _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
     if output is not None:
@@ -355,7 +367,7 @@ def estimate_command(
         result = pipeline.estimate_path(
             reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
             estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
-            scheduler=scheduler, header=header, codes=codes,
+            scheduler=scheduler, header=header, codes=codes, delimiter=delimiter,
         )
     inconsistent = None
     for caught_warning in caught:

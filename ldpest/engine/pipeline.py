@@ -88,7 +88,8 @@ def parse_list(text: str | None):
 
 
 def build_mechanism(name: str | None, epsilon: float | None, categories: str | None, params: list[str] | None,
-                    columns: list[str] | None = None, raw_data=None, header: bool = True) -> Mechanism:
+                    columns: list[str] | None = None, raw_data=None, header: bool = True,
+                    delimiter: str = ",") -> Mechanism:
     """The mechanism the CLI options describe.  With ``raw_data`` (the CSV that ``--raw`` will
     privatise), an ``"auto"`` size parameter without ``expected_n`` is tuned for the file's row count."""
     if name is None:
@@ -107,18 +108,18 @@ def build_mechanism(name: str | None, epsilon: float | None, categories: str | N
             options["units"] = units  # what the data file says its column is measured in
     if (raw_data is not None and "expected_n" not in options and "auto" in options.values()
             and _takes_parameter(name, "expected_n")):
-        options["expected_n"] = count_rows(raw_data, header)
+        options["expected_n"] = count_rows(raw_data, header, delimiter)
     return make_mechanism(name, **options)
 
 
-def count_rows(path, header: bool = True) -> int:
+def count_rows(path, header: bool = True, delimiter: str = ",") -> int:
     """Data rows of a CSV file (counted by streaming its first column) or of a Parquet file."""
     if Path(path).suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
         open_source(path)  # a clear error for a missing or unreadable file
         return int(pq.ParquetFile(path).metadata.num_rows)
-    source = CsvSource.open(path, header=header)
+    source = CsvSource.open(path, header=header, delimiter=delimiter)
     return sum(len(values) for _, values in source.chunks(source.columns[:1], "string"))
 
 
@@ -139,13 +140,14 @@ def build_estimator(name: str | None, mechanism: Mechanism, projection: str | No
 
 
 def privatize_stream(path, mechanism: Mechanism | None, columns: list[str] | None, *, rng=None,
-                     block_bytes: int | None = None, progress=None, header: bool = True, codes: str = "labels"):
+                     block_bytes: int | None = None, progress=None, header: bool = True, codes: str = "labels",
+                     delimiter: str = ","):
     """Privatise the raw data of a CSV or Parquet file block by block, yielding :class:`Reports`
     chunks (report files are read by :mod:`ldpest.io.sources`).
 
     ``header=False`` reads a CSV file without a header row (columns "1", "2", ...); ``codes``
     ("0-based", "1-based") reads category columns as positions in the mechanism's categories."""
-    source = open_source(path, header=header)
+    source = open_source(path, header=header, delimiter=delimiter)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=True)
     generator = resolve_rng(rng)[0]  # one generator for every block
     options = {} if block_bytes is None else {"block_bytes": block_bytes}
@@ -186,7 +188,8 @@ def refuse_overwriting(output, *inputs) -> None:
 
 def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, estimator_name=None,
                   projection=None, estimator_params=None, raw=False, rng=None, block_bytes=None,
-                  progress=None, scheduler: str | None = None, header: bool = True, codes: str = "labels"):
+                  progress=None, scheduler: str | None = None, header: bool = True, codes: str = "labels",
+                  delimiter: str = ","):
     """Estimate from a report file (.nc, .zarr, .csv or .parquet), or from raw data (``raw=True``).
 
     Report files take one way in (:func:`ldpest.open_reports`) and one path: streamed part by
@@ -194,14 +197,14 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
     each task reading its own part.  ``header`` and ``codes`` describe tables made by other
     tools (docs/other-libraries.md)."""
     path = Path(path)
-    check_csv_options(path, header, codes)
+    check_csv_options(path, header, codes, delimiter)
     if raw:
         return _estimate_raw(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
                              projection=projection, estimator_params=estimator_params, rng=rng,
                              block_bytes=block_bytes, progress=progress, scheduler=scheduler, header=header,
-                             codes=codes)
+                             codes=codes, delimiter=delimiter)
     source = open_reports(path, mechanism=mechanism, columns=columns, header=header, codes=codes,
-                          part_bytes=block_bytes)
+                          part_bytes=block_bytes, delimiter=delimiter)
     est = build_estimator(estimator_name, source.mechanism, projection, estimator_params)
     return estimate_file(source, est, scheduler=scheduler, progress=progress)
 
@@ -224,25 +227,30 @@ def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimato
     return est.finalize(total)
 
 
-def check_csv_options(path, header: bool, codes: str) -> None:
-    """``--no-header`` (CSV) and ``--codes`` (CSV, Parquet) describe table files: a clear error
-    where they cannot apply."""
+def check_csv_options(path, header: bool, codes: str, delimiter: str = ",") -> None:
+    """``--no-header``, ``--delimiter`` (CSV) and ``--codes`` (CSV, Parquet) describe table files: a
+    clear error where they cannot apply."""
     path = Path(path)
     if codes not in CODES:
         raise ParameterError(f"--codes must be one of {', '.join(CODES)}; got {codes!r}")
     suffix = path.suffix.lower()
     if not header and suffix != ".csv":
         raise ParameterError(f"--no-header: for CSV files only; {path} is not one")
+    if len(delimiter) != 1 or delimiter in "\"\r\n":
+        raise ParameterError(f"--delimiter must be one character (not a quote or a line break), got {delimiter!r}")
+    if delimiter != "," and suffix != ".csv":
+        raise ParameterError(f"--delimiter: for CSV files only; {path} is not one")
     if codes != "labels" and suffix not in (".csv", ".parquet"):
         raise ParameterError(f"--codes {codes}: for CSV and Parquet files only; {path} is neither")
 
 
 def privatize_path(path, output, *, mechanism: Mechanism, columns: list[str], rng="secure",
-                   block_bytes=None, progress=None, header: bool = True, codes: str = "labels") -> int:
+                   block_bytes=None, progress=None, header: bool = True, codes: str = "labels",
+                   delimiter: str = ",") -> int:
     """Privatise raw data (CSV or Parquet) and write the reports (.nc, .csv or .parquet) atomically; returns n."""
-    check_csv_options(path, header, codes)
+    check_csv_options(path, header, codes, delimiter)
     chunks = privatize_stream(path, mechanism, columns, rng=rng, block_bytes=block_bytes, progress=progress,
-                              header=header, codes=codes)
+                              header=header, codes=codes, delimiter=delimiter)
     with ReportWriter(output, mechanism, resolve_rng(rng)[1]) as writer:
         for chunk in chunks:  # one block of reports in memory at a time
             writer.write(chunk.values)
@@ -262,15 +270,15 @@ def _whole_column(source, columns: list[str], kind: str):
 
 def privatize_accounted(path, output, *, mechanism: Mechanism, columns: list[str], user_column: str,
                         ledger=None, budget: float | None = None, per: str = "day", at=None, state=None,
-                        rng="secure", header: bool = True, codes: str = "labels"):
+                        rng="secure", header: bool = True, codes: str = "labels", delimiter: str = ","):
     """Privatise a file's records with the user ids of ``user_column``
     (:func:`ldpest.engine.ledger.privatize_accounted`): the reports go to a temporary file, then the
     client state and the ledger are saved, then the reports move into place.  Returns ``(reports
     written, Charges or None)``."""
     from .ledger import privatize_accounted as privatize_records
 
-    check_csv_options(path, header, codes)
-    source = open_source(path, header=header)
+    check_csv_options(path, header, codes, delimiter)
+    source = open_source(path, header=header, delimiter=delimiter)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=True)
     source.require([user_column])
     encoded = located(source, 0, decoding(mechanism.encode_data, mechanism, codes, "data"),

@@ -47,6 +47,7 @@ class ReportFile:
     csv_names: tuple[str, ...] = ()  # every column of a CSV file
     csv_lines_before: int = 0  # lines before the first data row (spec, rng and header lines)
     csv_data_start: int = 0  # byte offset of the first data row
+    csv_delimiter: str = ","
 
     @property
     def mechanism(self) -> Mechanism:
@@ -74,7 +75,7 @@ class ReportFile:
 
 
 def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, header: bool = True,
-                 codes: str = "labels", part_bytes: int | None = None) -> ReportFile:
+                 codes: str = "labels", part_bytes: int | None = None, delimiter: str = ",") -> ReportFile:
     """Open a report file (.nc, .zarr, .csv or .parquet) for ``ldpest.estimate``, reading its
     header only.
 
@@ -108,7 +109,7 @@ def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, head
         parts = tuple((start, min(n, start + rows)) for start in range(0, n, rows))
         return ReportFile(path, "netcdf" if suffix == ".nc" else "zarr", carried.spec_json, parts,
                           tuple(start for start, _ in parts), rng=rng)
-    source = open_source(path, header=header)
+    source = open_source(path, header=header, delimiter=delimiter)
     warn_if_seeded(path, source.rng)
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=False)
     table = {"rng": source.rng, "columns": tuple(columns), "kind": column_kind(mechanism, False, codes), "codes": codes}
@@ -122,7 +123,7 @@ def open_reports(path, *, mechanism: Mechanism | None = None, columns=None, head
     start = _data_start(path, source.header_line)
     return ReportFile(path, "csv", mechanism.spec_json, _byte_ranges(path, start, part_bytes), None,
                       csv_names=tuple(source.columns), csv_lines_before=source.header_line, csv_data_start=start,
-                      **table)
+                      csv_delimiter=delimiter, **table)
 
 
 def read_part(source: ReportFile, index: int, first_row: int | None = None) -> np.ndarray:
@@ -197,7 +198,8 @@ def _table_part(source: ReportFile, part) -> np.ndarray:
         convert = pacsv.ConvertOptions(include_columns=list(source.columns), strings_can_be_null=False,
                                        column_types={c: pa.string() for c in source.columns})
         try:
-            table = pacsv.read_csv(pa.py_buffer(text), read_options=read, convert_options=convert)
+            table = pacsv.read_csv(pa.py_buffer(text), read_options=read, convert_options=convert,
+                                   parse_options=pacsv.ParseOptions(delimiter=source.csv_delimiter))
         except pa.ArrowInvalid as exc:
             raise DataError(f"cannot parse as CSV near byte {part[0]} ({exc})") from None
     return table_values(table, list(source.columns), source.kind)

@@ -36,10 +36,12 @@ class CsvSource:
     header_line: int  # 1-based line number of the header row (lines before the data without one)
     rng: str | None = None  # the #ldpest-rng line: the kind of generator that made the reports
     has_header: bool = True
+    delimiter: str = ","
 
     @classmethod
-    def open(cls, path, header: bool = True) -> CsvSource:
-        """Open ``path``; without a ``header`` row its columns are named by position, "1", "2", ..."""
+    def open(cls, path, header: bool = True, delimiter: str = ",") -> CsvSource:
+        """Open ``path``; without a ``header`` row its columns are named by position, "1", "2", ...;
+        fields are separated by ``delimiter`` (one character)."""
         path = Path(path)
         if not path.is_file():
             raise DataError(f"{path}: no such file")
@@ -62,22 +64,28 @@ class CsvSource:
         try:
             names = pacsv.read_csv(pa.py_buffer(line.encode()),
                                    read_options=pacsv.ReadOptions(use_threads=False, block_size=len(line) + 1,
-                                                                  autogenerate_column_names=not header)).schema.names
+                                                                  autogenerate_column_names=not header),
+                                   parse_options=pacsv.ParseOptions(delimiter=delimiter)).schema.names
         except pa.ArrowInvalid as exc:
             raise DataError(f"{path}, line {comment_lines + 1}: cannot parse as CSV ({exc})") from None
         if not header:
-            return cls(path, [str(i + 1) for i in range(len(names))], spec, comment_lines, rng, has_header=False)
+            return cls(path, [str(i + 1) for i in range(len(names))], spec, comment_lines, rng, has_header=False,
+                       delimiter=delimiter)
         repeated = sorted(name for name, count in Counter(names).items() if count > 1)
         if repeated:
             raise DataError(f"{path}, line {comment_lines + 1}: the header row names {', '.join(map(repr, repeated))} "
                             "more than once: if the file has no header row, add --no-header")
-        return cls(path, list(names), spec, comment_lines + 1, rng)
+        return cls(path, list(names), spec, comment_lines + 1, rng, delimiter=delimiter)
 
     def require(self, columns: list[str]) -> None:
         missing = [c for c in columns if c not in self.columns]
         if missing:
+            used = getattr(self, "delimiter", None)  # (Parquet shares this method; its columns are typed)
+            separators = [s for s in (";", "\t", "|", ",") if used and s != used and any(s in c for c in self.columns)]
+            hint = f" (is the file separated by {separators[0]!r}? add --delimiter {separators[0]!r})" \
+                if separators else ""
             raise DataError(
-                f"{self.path}: no column {', '.join(map(repr, missing))}; columns are: {', '.join(self.columns)}"
+                f"{self.path}: no column {', '.join(map(repr, missing))}; columns are: {', '.join(self.columns)}{hint}"
             )
 
     def line_of(self, row: int) -> int:
@@ -104,7 +112,8 @@ class CsvSource:
         offset = 0
         with self.path.open("rb") as handle:
             try:
-                reader = pacsv.open_csv(handle, read_options=read, convert_options=convert)
+                reader = pacsv.open_csv(handle, read_options=read, convert_options=convert,
+                                        parse_options=pacsv.ParseOptions(delimiter=self.delimiter))
             except pa.ArrowInvalid as exc:
                 raise DataError(f"{self.path}: {_csv_problem(exc, block_bytes)}") from None
             while True:
@@ -243,11 +252,11 @@ class ParquetSource:
                 progress(int(self.path.stat().st_size * offset / max(1, handle.metadata.num_rows)))
 
 
-def open_source(path, header: bool = True):
+def open_source(path, header: bool = True, delimiter: str = ","):
     """A CSV or Parquet file of reports or raw data, by its suffix."""
     if Path(path).suffix.lower() == ".parquet":
         return ParquetSource.open(path)
-    return CsvSource.open(path, header=header)
+    return CsvSource.open(path, header=header, delimiter=delimiter)
 
 
 def column_units(path, column: str) -> str | None:
