@@ -85,13 +85,64 @@ def handles_errors(command):
         except KeyboardInterrupt:  # outputs are atomic: nothing partial is left behind
             _fail("interrupted", code=130)
         except LdpestError as exc:
-            _fail(str(exc))
+            message = str(exc)
+            for spool, name in _spooled.items():  # `-`: the temporary file is standard input to the user
+                message = message.replace(spool, name)
+            _fail(message)
         except (OSError, MemoryError) as exc:
             _fail(f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a bug: still no traceback (it may hold private values)
             _fail(f"internal error {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", code=1)
 
     return wrapper
+
+
+_spooled: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def _readable(path: Path):
+    """``-``: standard input, spooled to a temporary CSV file (the reader seeks and reads twice).
+    Errors name it "standard input"."""
+    if str(path) != "-":
+        yield path
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ldpest-stdin-") as folder:
+        spool = Path(folder) / "stdin.csv"
+        with spool.open("wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        _spooled[str(spool)] = "standard input"  # kept: the error is reported after this block exits
+        yield spool
+
+
+@contextlib.contextmanager
+def _writable(path: Path | None):
+    """``-``: a temporary CSV file, copied to standard output only once it is complete (on an error
+    nothing reaches standard output, as nothing reaches a file)."""
+    if path is None or str(path) != "-":
+        yield path
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ldpest-stdout-") as folder:
+        spool = Path(folder) / "stdout.csv"
+        yield spool
+        with spool.open("rb") as source:
+            shutil.copyfileobj(source, sys.stdout.buffer, 1 << 20)
+        sys.stdout.buffer.flush()
+
+
+def _table(path: Path) -> Path:
+    """What ``path`` is read as: standard input is CSV."""
+    return Path("stdin.csv") if str(path) == "-" else path
+
+
+def _shown(path: Path) -> str:
+    return "standard output" if str(path) == "-" else str(path)
 
 
 @contextlib.contextmanager
@@ -240,9 +291,11 @@ def _describe_plugin(name: str, as_json: bool) -> None:
 @app.command("privatize")
 @handles_errors
 def privatize_command(
-    data: Path = typer.Argument(..., help="Raw data: CSV (with a header row, or --no-header) or Parquet."),
+    data: Path = typer.Argument(..., help="Raw data: CSV (with a header row, or --no-header) or Parquet; "
+                                "- reads CSV from standard input."),
     output: Path = typer.Option(
-        ..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata)."),
+        ..., "--output", "-o", help="Reports file: .nc, .csv (with its spec line) or .parquet (spec in its metadata); "
+        "- writes CSV reports to standard output, once complete."),
     mechanism: str = typer.Option(..., "--mechanism", "-m", help=MECHANISM_HELP),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help=EPSILON_HELP),
     categories: str | None = typer.Option(None, "--categories", help=CATEGORIES_HELP),
@@ -273,10 +326,11 @@ def privatize_command(
       ldpest privatize day.csv -c answer --user-column user -m l-grr -e 1 -p epsilon_inf=4 \\
         --categories 'yes,no' --state state.json --ledger ledger.json --budget 16 --per day -o reports.csv
     """
-    pipeline.refuse_overwriting(output, data)
+    if str(output) != "-":
+        pipeline.refuse_overwriting(output, data)
     mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column)
     delimiter = _delimiter(delimiter)
-    pipeline.check_csv_options(data, header, codes, delimiter)
+    pipeline.check_csv_options(_table(data), header, codes, delimiter)
     if seed is not None:
         typer.echo("ldpest: warning: --seed makes the noise reproducible: anyone who knows the seed can recover "
                    "every true answer; use it for simulations only, never for real people's data", err=True)
@@ -288,27 +342,30 @@ def privatize_command(
         _fail("--ledger and --state need --user-column (the column naming each record's user)")
     if ledger is not None and budget is None:
         _fail("--ledger needs --budget (the epsilon each user may spend per period)")
-    if user_column is not None:
-        n, charges = pipeline.privatize_accounted(
-            data, output, mechanism=mech, columns=list(column or []), user_column=user_column, ledger=ledger,
-            budget=budget, per=per, at=at, state=state, rng="secure" if seed is None else seed, header=header,
-            codes=codes, delimiter=delimiter)
-        typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
-        if charges is not None and charges.refused:
-            _fail(charges.message(), code=3)
-        return
-    with _progress(data, progress) as tick:
-        n = pipeline.privatize_path(data, output, mechanism=mech, columns=list(column or []),
-                                    rng="secure" if seed is None else seed, progress=tick, header=header, codes=codes,
-                                    delimiter=delimiter)
-    typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {output}", err=True)
+    refused = None
+    with _readable(data) as source, _writable(output) as target:
+        if user_column is not None:
+            n, charges = pipeline.privatize_accounted(
+                source, target, mechanism=mech, columns=list(column or []), user_column=user_column, ledger=ledger,
+                budget=budget, per=per, at=at, state=state, rng="secure" if seed is None else seed, header=header,
+                codes=codes, delimiter=delimiter)
+            refused = charges.message() if charges is not None and charges.refused else None
+        else:
+            with _progress(source, progress and str(data) != "-") as tick:
+                n = pipeline.privatize_path(source, target, mechanism=mech, columns=list(column or []),
+                                            rng="secure" if seed is None else seed, progress=tick, header=header,
+                                            codes=codes, delimiter=delimiter)
+    typer.echo(f"wrote {n} reports of {mech.name} (epsilon={mech.epsilon}) to {_shown(output)}", err=True)
+    if refused is not None:  # after the reports are out: the others' reports are kept
+        _fail(refused, code=3)
 
 
 @app.command("estimate")
 @handles_errors
 def estimate_command(
     reports: Path = typer.Argument(
-        ..., help="Reports: .nc, .zarr, .csv or .parquet (or raw data, CSV or Parquet, with --raw)."),
+        ..., help="Reports: .nc, .zarr, .csv or .parquet (or raw data, CSV or Parquet, with --raw); - reads CSV "
+        "from standard input."),
     column: list[str] | None = ColumnOpt,
     mechanism: str | None = typer.Option(None, "--mechanism", "-m",
                                             help="For CSV reports without a spec line, or --raw. " + MECHANISM_HELP),
@@ -320,7 +377,8 @@ def estimate_command(
     estimator_param: list[str] | None = typer.Option(None, "--estimator-param", help="Estimator key=value."),
     raw: bool = typer.Option(False, "--raw", help="Input is raw data: privatise it locally first (studies)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed for --raw."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv, .json or .parquet."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Result file: .nc, .csv, .json or .parquet; "
+                                       "- prints the result as JSON on stdout (as --json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the summary's intervals."),
     header: bool = HeaderOpt,
@@ -347,47 +405,52 @@ def estimate_command(
       ldpest estimate people.csv --raw -c age -m laplace-histogram -e 1 -p 'low=[18]' -p 'high=[90]' -p 'bins="auto"'
     """
     _check_level(level)
-    pipeline.refuse_overwriting(output, reports)
-    delimiter = _delimiter(delimiter)
-    pipeline.check_csv_options(reports, header, codes, delimiter)
-    mech = None
-    if mechanism is not None or raw:
-        mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column,
-                                        raw_data=reports if raw else None,
-                                        header=header, delimiter=delimiter)
-    elif epsilon is not None or categories is not None or param:
-        _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
-    if output is not None:
-        result_files.check_result_format(output)
-    if mechanism == "auto" and not raw:
-        _fail("-m auto picks an oracle for data not yet privatised; for collected reports name the mechanism that "
-              f"made them (auto would now pick {mech.name!r}, which need not be the one the reports came from)")
-    with _progress(reports, progress) as tick, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = pipeline.estimate_path(
-            reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
-            estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
-            scheduler=scheduler, header=header, codes=codes, delimiter=delimiter,
-        )
-    inconsistent = None
-    for caught_warning in caught:
-        if issubclass(caught_warning.category, InconsistentEstimateWarning) and not accept_inconsistent:
-            inconsistent = str(caught_warning.message)
+    if output is not None and str(output) == "-":
+        output, as_json = None, True
+    from_stdin = str(reports) == "-"
+    with _readable(reports) as reports:  # standard input: a temporary CSV file from here on
+        if not from_stdin:
+            pipeline.refuse_overwriting(output, reports)
+        delimiter = _delimiter(delimiter)
+        pipeline.check_csv_options(reports, header, codes, delimiter)
+        mech = None
+        if mechanism is not None or raw:
+            mech = pipeline.build_mechanism(mechanism, epsilon, categories, param, column,
+                                            raw_data=reports if raw else None,
+                                            header=header, delimiter=delimiter)
+        elif epsilon is not None or categories is not None or param:
+            _fail("--epsilon/--categories/--param describe a mechanism: give --mechanism too")
+        if output is not None:
+            result_files.check_result_format(output)
+        if mechanism == "auto" and not raw:
+            _fail("-m auto picks an oracle for data not yet privatised; for collected reports name the mechanism that "
+                  f"made them (auto would now pick {mech.name!r}, which need not be the one the reports came from)")
+        with _progress(reports, progress and not from_stdin) as tick, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = pipeline.estimate_path(
+                reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
+                estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
+                scheduler=scheduler, header=header, codes=codes, delimiter=delimiter,
+            )
+        inconsistent = None
+        for caught_warning in caught:
+            if issubclass(caught_warning.category, InconsistentEstimateWarning) and not accept_inconsistent:
+                inconsistent = str(caught_warning.message)
+            else:
+                warnings.showwarning(caught_warning.message, caught_warning.category, caught_warning.filename,
+                                     caught_warning.lineno)
+        if inconsistent is not None:
+            _fail(f"{inconsistent} Nothing written; --accept-inconsistent writes the estimate anyway", code=4)
+        result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
+        if as_json:
+            shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default)
         else:
-            warnings.showwarning(caught_warning.message, caught_warning.category, caught_warning.filename,
-                                 caught_warning.lineno)
-    if inconsistent is not None:
-        _fail(f"{inconsistent} Nothing written; --accept-inconsistent writes the estimate anyway", code=4)
-    result = results.confidence_interval(result, level)  # lower, upper and the level go into every output
-    if as_json:
-        shown = json.dumps(result.to_dict(data="list"), default=result_files.json_default)
-    else:
-        shown = _summary(result, level)
-    if output is not None:
-        result_files.write_result(result, output)
-        sidecar = f" and {result_files.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
-        typer.echo(f"wrote {output}{sidecar}", err=True)
-    typer.echo(shown)
+            shown = _summary(result, level)
+        if output is not None:
+            result_files.write_result(result, output)
+            sidecar = f" and {result_files.metadata_path(output)}" if output.suffix.lower() == ".csv" else ""
+            typer.echo(f"wrote {output}{sidecar}", err=True)
+        typer.echo(shown)
 
 
 @app.command("simulate")
