@@ -109,6 +109,15 @@ class ReportWriter:
         return variable
 
     def __exit__(self, kind, error, trace):
+        failure = None
         if self._handle is not None:
-            self._handle.close()
-        return self._atomic.__exit__(kind, error, trace)
+            try:
+                self._handle.close()
+            except Exception as exc:  # a full disk often shows only when the last block is flushed
+                failure = exc
+        if failure is not None and error is None:
+            kind, error, trace = type(failure), failure, failure.__traceback__
+        suppressed = self._atomic.__exit__(kind, error, trace)  # removes the temporary file, names the target
+        if failure is not None and not suppressed:
+            raise failure
+        return suppressed

@@ -30,6 +30,14 @@ def atomic_path(path, mode: int | None = None):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise OSError(exc.errno, f"{exc.strerror or exc} while writing {target}") from None
+        except RuntimeError as exc:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            if not str(exc).startswith("NetCDF:"):
+                raise
+            # the NetCDF library reports a failed write (a full disk) as "NetCDF: HDF error"
+            raise OSError(f"{exc} while writing {target}: the file system refused the write (is the disk "
+                          "full?); nothing written") from None
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
