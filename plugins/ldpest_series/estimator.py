@@ -74,7 +74,8 @@ class SeriesEstimator(Estimator):
         x = self.grid_points()
         phi = mechanism.basis.evaluate(x, mechanism.k)
         density = phi @ theta
-        pointwise = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", phi, covariance, phi), 0.0) / n)
+        quadratic = np.sum((phi @ covariance) * phi, axis=1)  # phi_i' C phi_i, one matrix product (BLAS)
+        pointwise = np.sqrt(np.maximum(quadratic, 0.0) / n)
         projection = self._params["projection"]
         estimate = density
         if projection == "positive":
