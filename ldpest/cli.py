@@ -190,6 +190,9 @@ def _summary(result, level: float) -> str:
             f"{result.attrs['mechanism']} (epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, "
             f"projection={result.attrs['projection']}; lower/upper: {level:.0%} {method} interval of "
             f"{'the ' + name if covers == name else 'the ' + covers + ' estimate'})")
+    if "weights" in result.attrs:
+        head += (f"\ndesign-weighted: {result.attrs['weights']}; sum of weights {result.attrs['weight_sum']:.6g}, "
+                 f"effective n {result.attrs['effective_n']:.6g}")
     return f"{head}\n{text}{more}"
 
 
@@ -389,6 +392,9 @@ def estimate_command(
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="Map-reduce on dask: a distributed scheduler address (tcp://host:8786) "
         "or threads, processes, synchronous."),
+    weight_column: str | None = typer.Option(
+        None, "--weight-column", help="Column of design (survey) weights, one per report: the Hajek frequency "
+        "estimate with its linearization standard error (frequency oracles; CSV or Parquet reports)."),
     accept_inconsistent: bool = typer.Option(
         False, "--accept-inconsistent", help="Write an estimate that no distribution explains (wrong epsilon, "
         "categories or codes?) instead of exiting with status 4."),
@@ -425,13 +431,22 @@ def estimate_command(
         if mechanism == "auto" and not raw:
             _fail("-m auto picks an oracle for data not yet privatised; for collected reports name the mechanism that "
                   f"made them (auto would now pick {mech.name!r}, which need not be the one the reports came from)")
+        if weight_column is not None and (raw or scheduler is not None or estimator not in (None, "frequency")
+                                          or estimator_param):
+            _fail("--weight-column estimates frequencies from a table of reports in memory: not with --raw, "
+                  "--scheduler, --estimator-param or another --estimator")
         with _progress(reports, progress and not from_stdin) as tick, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = pipeline.estimate_path(
-                reports, mechanism=mech, columns=list(column or []), estimator_name=estimator, projection=projection,
-                estimator_params=estimator_param, raw=raw, rng=seed, progress=tick, block_bytes=block_bytes,
-                scheduler=scheduler, header=header, codes=codes, delimiter=delimiter,
-            )
+            if weight_column is not None:
+                result = pipeline.estimate_weighted_path(
+                    reports, weight_column, mechanism=mech, columns=list(column or []), projection=projection,
+                    header=header, codes=codes, delimiter=delimiter)
+            else:
+                result = pipeline.estimate_path(
+                    reports, mechanism=mech, columns=list(column or []), estimator_name=estimator,
+                    projection=projection, estimator_params=estimator_param, raw=raw, rng=seed, progress=tick,
+                    block_bytes=block_bytes, scheduler=scheduler, header=header, codes=codes, delimiter=delimiter,
+                )
         inconsistent = None
         for caught_warning in caught:
             if issubclass(caught_warning.category, InconsistentEstimateWarning) and not accept_inconsistent:

@@ -31,15 +31,20 @@ def mechanism(name: str, **params) -> Mechanism:
     return _registered_mechanism(name, **params)
 
 
-def estimate(reports, estimator=None, *, scheduler: str | None = None):
+def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=None):
     """Estimate from :class:`Reports` (in memory, or lazy: their blocks mapped on dask), an
     iterable of Reports chunks, or a report file opened with :func:`ldpest.open_reports`
     (streamed part by part, or mapped on dask with ``scheduler``: an address, or threads,
     processes, synchronous).
 
     ``estimator``: None for the mechanism's default estimator, a registered
-    name, or an :class:`Estimator` instance.  Returns an ``xarray.Dataset``.
+    name, or an :class:`Estimator` instance.  ``weights``: one design (survey) weight per report
+    of in-memory Reports of a frequency oracle: the Hajek estimate with its linearization
+    standard error (:mod:`ldpest.engine.weights`; ``estimator`` None or "frequency").  Returns an
+    ``xarray.Dataset``.
     """
+    if weights is not None:
+        return _estimate_weighted(reports, estimator, weights)
     if isinstance(reports, ReportFile):
         from .streaming import estimate_file
 
@@ -63,6 +68,21 @@ def estimate(reports, estimator=None, *, scheduler: str | None = None):
     if not isinstance(first, Reports):
         raise ParameterError(_NOT_REPORTS.format(f"a sequence of {type(first).__name__}"))
     return _resolve(estimator, first.mechanism).estimate(itertools.chain([first], iterator))
+
+
+def _estimate_weighted(reports, estimator, weights):
+    from .weights import estimate_weighted
+
+    if not isinstance(reports, Reports) or reports.lazy:
+        raise ParameterError("weights go with in-memory ldpest.Reports (one weight per report)")
+    projection = "simplex"
+    if isinstance(estimator, Estimator):
+        if estimator.name != "frequency":
+            raise ParameterError(f"weights: the weighted estimate is of frequencies, not {estimator.name!r}")
+        projection = estimator.params.get("projection", "simplex")
+    elif estimator not in (None, "frequency"):
+        raise ParameterError(f"weights: the weighted estimate is of frequencies, not {estimator!r}")
+    return estimate_weighted(reports, weights, projection=projection)
 
 
 _NOT_REPORTS = ("estimate takes ldpest.Reports (from privatize or read_reports), a stream of them, or "

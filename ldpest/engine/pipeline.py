@@ -209,6 +209,32 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
     return estimate_file(source, est, scheduler=scheduler, progress=progress)
 
 
+def estimate_weighted_path(path, weight_column: str, *, mechanism: Mechanism | None = None, columns=None,
+                           projection=None, header: bool = True, codes: str = "labels", delimiter: str = ","):
+    """Design-weighted frequencies from a table of reports (CSV or Parquet) with one weight per row in
+    ``weight_column`` (:mod:`ldpest.engine.weights`).  Read whole: a survey's reports fit in memory."""
+    from ..contract.reports import Reports
+    from ..io.layout import warn_if_seeded
+    from .weights import estimate_weighted
+
+    path = Path(path)
+    check_csv_options(path, header, codes, delimiter)
+    if path.suffix.lower() not in (".csv", ".parquet"):
+        raise ParameterError(f"--weight-column: the weights are a column of a CSV or Parquet table; {path} is neither")
+    source = open_source(path, header=header, delimiter=delimiter)
+    warn_if_seeded(path, source.rng)
+    if columns is None or not columns:
+        columns = [c for c in source.columns if c != weight_column] if source.spec is None else None
+    mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=False)
+    if weight_column in columns:
+        raise ParameterError(f"--weight-column {weight_column!r} is also a report column")
+    source.require([weight_column])
+    values = _whole_column(source, columns, column_kind(mechanism, False, codes))
+    weights = _whole_column(source, [weight_column], "float")
+    reports = located(source, 0, Reports.from_array, values, mechanism, codes)
+    return located(source, 0, lambda: estimate_weighted(reports, weights, projection=projection or "simplex"))
+
+
 def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimator_params, **options):
     """Privatise raw data locally, block by block, and estimate (studies)."""
     if scheduler is not None:

@@ -295,17 +295,36 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         return {"support": self.support_counts(reports)}
 
     def support_counts(self, reports) -> np.ndarray:
-        """``support_j = #{i : h_{s_i}(j) = y_i}`` for every category j, in O(n d) integer steps.
-
-        ``h(j) = y`` iff the residue ``(a j + c) mod P`` lies in ``[L_y, L_{y+1})``,
-        ``L_k = ceil(k P / g)``; residues advance by ``a`` per category (mod P).
-        """
-        if self._xxh32:
-            return self._seeded_support_counts(reports)
-        prime = np.uint32(self._prime)
+        """``support_j = #{i : h_{s_i}(j) = y_i}`` for every category j (:meth:`_supports`)."""
         support = np.zeros(self.d, dtype=np.int64)
+        for _, j, inside in self._supports(reports):
+            support[j] += np.count_nonzero(inside)
+        return support
+
+    def weighted_support(self, reports, weights) -> np.ndarray:
+        """``[sum w_i 1{h_{s_i}(j) = y_i}, sum w_i^2 1{...}]`` over categories j (design weights)."""
+        out = np.zeros((2, self.d), dtype=np.float64)
+        squares = weights * weights
+        for rows, j, inside in self._supports(reports):
+            out[0, j] += weights[rows] @ inside
+            out[1, j] += squares[rows] @ inside
+        return out
+
+    def _supports(self, reports):
+        """``(rows, j, inside)``: for each block of reports and category j, whether each report
+        supports j, in O(n d) integer steps.  Universal family: ``h(j) = y`` iff the residue
+        ``(a j + c) mod P`` lies in ``[L_y, L_{y+1})``, ``L_k = ceil(k P / g)``; residues advance
+        by ``a`` per category (mod P).  xxh32: one vectorised hash per (report, category)."""
+        prime, g = (None if self._prime is None else np.uint32(self._prime)), np.uint32(self._g)
         for start in range(0, reports.shape[0], _DECODE_ROWS):
             block = reports[start:start + _DECODE_ROWS]
+            rows = slice(start, start + block.shape[0])
+            if self._xxh32:
+                seeds = (block[:, 1].astype(np.uint64) & np.uint64(_SEED_MASK)).astype(np.uint32)
+                values = block[:, 0].astype(np.uint32)
+                for j in range(self.d):
+                    yield rows, j, xxh32_decimal(j, seeds) % g == values
+                continue
             step = block[:, 0].astype(np.uint32)
             residue = block[:, 1].astype(np.uint32)  # category 0: (a 0 + c) mod P
             low = self._lower[block[:, 2]].astype(np.uint32)
@@ -315,24 +334,10 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
             for j in range(self.d):
                 np.subtract(residue, low, out=shifted)  # wraps below L_y: then >= width
                 np.less(shifted, width, out=inside)
-                support[j] += np.count_nonzero(inside)
+                yield rows, j, inside
                 residue += step  # < 2P < 2^32
                 np.subtract(residue, prime, out=shifted)
                 np.minimum(residue, shifted, out=residue)  # mod P: the subtraction wraps when residue < P
-        return support
-
-    def _seeded_support_counts(self, reports) -> np.ndarray:
-        """``support_j = #{i : xxh32(str(j), s_i) mod g = y_i}``: one vectorised hash per
-        (report, category), block by block."""
-        support = np.zeros(self.d, dtype=np.int64)
-        g = np.uint32(self._g)
-        for start in range(0, reports.shape[0], _DECODE_ROWS):
-            block = reports[start:start + _DECODE_ROWS]
-            seeds = (block[:, 1].astype(np.uint64) & np.uint64(_SEED_MASK)).astype(np.uint32)
-            values = block[:, 0].astype(np.uint32)
-            for j in range(self.d):
-                support[j] += np.count_nonzero(xxh32_decimal(j, seeds) % g == values)
-        return support
 
     count_statistic = "support"
 

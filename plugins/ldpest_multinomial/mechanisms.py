@@ -66,6 +66,20 @@ def bit_reports(values, mechanism) -> np.ndarray:
     return values.astype(np.uint8)
 
 
+def weighted_bit_sums(bits: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``[sum_i w_i s_ij, sum_i w_i^2 s_ij]`` for 0/1 reports ``s`` (n, d), block by block (the float
+    copy of the bits stays one block): the statistics of a design-weighted estimate
+    (:func:`ldpest.estimate` with ``weights``)."""
+    out = np.zeros((2, bits.shape[1]), dtype=np.float64)
+    rows = max(1, (1 << 22) // max(1, bits.shape[1]))
+    for start in range(0, bits.shape[0], rows):
+        block = bits[start:start + rows].astype(np.float64)
+        w = weights[start:start + rows]
+        out[0] += w @ block
+        out[1] += (w * w) @ block
+    return out
+
+
 class _CategoricalMechanism(FrequencyOracle, Mechanism):
     family = "multinomial"
     default_estimator = "frequency"
@@ -196,6 +210,12 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def frequency_statistics(self, reports):
         return {"counts": count_indices(reports, self.d)}
 
+    def weighted_support(self, reports, weights) -> np.ndarray:
+        """``[sum w_i 1{y_i = j}, sum w_i^2 1{y_i = j}]`` over categories j (design weights)."""
+        reports = np.asarray(reports, dtype=np.intp)
+        return np.stack([np.bincount(reports, weights=weights, minlength=self.d),
+                         np.bincount(reports, weights=weights * weights, minlength=self.d)])
+
     def binomial_model(self):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
         return self._q, self._p - self._q
@@ -276,6 +296,10 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
+
+    def weighted_support(self, reports, weights) -> np.ndarray:
+        """``[sum w_i s_ij, sum w_i^2 s_ij]`` of the bits (design weights)."""
+        return weighted_bit_sums(reports, weights)
 
     count_statistic = "ones"
 

@@ -40,7 +40,7 @@ from ldpest.stats.binomial import AffineBinomialOracle, affine_binomial_worst_ca
 from ldpest.util.labels import smallest_index_dtype
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
-from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports
+from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports, weighted_bit_sums
 
 _FLOYD_BLOCK = 1 << 16  # rows per block of Floyd's sampler
 _COIN_CELLS = 1 << 25  # cells per block of the coin sampler
@@ -271,6 +271,15 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         if self._indices:
             return {"ones": np.bincount(np.asarray(reports).ravel(), minlength=self.d).astype(np.int64)}
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
+
+    def weighted_support(self, reports, weights) -> np.ndarray:
+        """``[sum w_i 1{j in S_i}, sum w_i^2 1{j in S_i}]`` (design weights), from bits or positions."""
+        if not self._indices:
+            return weighted_bit_sums(reports, weights)
+        members = np.asarray(reports, dtype=np.intp).ravel()
+        each = np.repeat(weights, self._omega)
+        return np.stack([np.bincount(members, weights=each, minlength=self.d),
+                         np.bincount(members, weights=each * each, minlength=self.d)])
 
     count_statistic = "ones"
 
