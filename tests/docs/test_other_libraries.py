@@ -4,7 +4,6 @@ and every estimate lies within 5 standard errors of the truth the page draws fro
 
 import json
 import math
-import os
 import re
 import shlex
 import subprocess
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from peer_helpers import peer_python
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "other-libraries.md"
-PEER_PYTHON = ROOT / "bench" / ".peers" / "bin" / "python"
 LDPEST = Path(sys.executable).parent / "ldpest"
 THETA = [0.5, 0.3, 0.15, 0.05]
 TRUTH = {"opendp-bool.csv": [0.7, 0.3]}  # every other file: THETA
@@ -26,18 +25,10 @@ def _blocks(kind: str) -> list[str]:
     return re.findall(rf"```{kind}\n(.*?)```", PAGE.read_text(), flags=re.S)
 
 
-def _peer_python() -> Path:
-    if not PEER_PYTHON.exists():
-        if os.environ.get("LDPEST_REQUIRE_PEERS"):
-            pytest.fail(f"{PEER_PYTHON} is missing: run `python bench/peers.py` (scripts/test.sh does)")
-        pytest.skip("the peers' environment bench/.peers is not set up (python bench/peers.py)")
-    return PEER_PYTHON
-
-
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     """The page's report files, made by the libraries themselves."""
-    python = _peer_python()
+    python = peer_python()
     folder = tmp_path_factory.mktemp("other-libraries")
     script = "\n".join(block for block in _blocks("python") if "import ldpest" not in block)
     subprocess.run([str(python), "-c", script], cwd=folder, check=True, capture_output=True, text=True)

@@ -5,20 +5,14 @@ channel of that layout is proven at every epsilon (tests/plugins/test_frequency_
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from peer_helpers import run_peer_json
 
 import ldpest
 from ldpest_multinomial.hadamard import pure_ldp_layout
-
-ROOT = Path(__file__).resolve().parents[2]
-PEER_PYTHON = ROOT / "bench" / ".peers" / "bin" / "python"
 
 PEER_SCRIPT = r"""
 import json, sys
@@ -45,12 +39,7 @@ json.dump(out, sys.stdout)
 
 @pytest.fixture(scope="module")
 def peers():
-    if not PEER_PYTHON.exists():
-        if os.environ.get("LDPEST_REQUIRE_PEERS"):
-            pytest.fail(f"{PEER_PYTHON} is missing: run `python bench/peers.py` (scripts/test.sh does)")
-        pytest.skip("the peers' environment bench/.peers is not set up (python bench/peers.py)")
-    done = subprocess.run([str(PEER_PYTHON), "-c", PEER_SCRIPT], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return run_peer_json(PEER_SCRIPT)
 
 
 CASES = ["100,2.0", "10,2.0", "12,0.5", "40,5.0", "7,9.0"]

@@ -5,23 +5,19 @@ variance, and pure-ldp's and multi-freq-ldpy's own clients and estimators agree 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import warnings
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
 import xxhash
+from peer_helpers import run_peer_json
 from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
 from ldpest.testing import check_mechanism
 from ldpest_multinomial.xxh32 import xxh32_decimal
 
-ROOT = Path(__file__).resolve().parents[2]
-PEER_PYTHON = ROOT / "bench" / ".peers" / "bin" / "python"
 EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 20.0, 50.0, 709.0, 1e5]
 
 
@@ -155,12 +151,7 @@ json.dump(out, sys.stdout)
 
 @pytest.fixture(scope="module")
 def peers():
-    if not PEER_PYTHON.exists():
-        if os.environ.get("LDPEST_REQUIRE_PEERS"):
-            pytest.fail(f"{PEER_PYTHON} is missing: run `python bench/peers.py` (scripts/test.sh does)")
-        pytest.skip("the peers' environment bench/.peers is not set up (python bench/peers.py)")
-    done = subprocess.run([str(PEER_PYTHON), "-c", PEER_SCRIPT], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    return run_peer_json(PEER_SCRIPT)
 
 
 @pytest.mark.parametrize("case", ["pure-ldp-olh", "pure-ldp-blh", "mfl-olh"])
@@ -192,6 +183,6 @@ def test_ldpest_reports_give_the_same_estimate_in_pure_ldp(peers, tmp_path):
               "reports = json.load(open(sys.argv[1]))\n"
               "[server.aggregate((y, s)) for y, s in reports]\n"
               "print(json.dumps([server.estimate(i + 1, suppress_warnings=True) / len(reports) for i in range(6)]))")
-    done = subprocess.run([str(PEER_PYTHON), "-c", script, str(path)], capture_output=True, text=True, check=True)
+    theirs = run_peer_json(script, str(path))
     result = ldpest.estimate(ldpest.Reports.from_array(reports, mech))
-    np.testing.assert_allclose(result["unprojected"].values, json.loads(done.stdout), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result["unprojected"].values, theirs, rtol=1e-9, atol=1e-12)
