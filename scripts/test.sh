@@ -10,7 +10,7 @@ bash scripts/setup.sh --with-r || exit 1
 .venv/bin/ruff check . || exit 1
 PYTHONPATH=plugins/ldpest-oue/src:plugins/ldpest-one-bit-mean/src .venv/bin/lint-imports || exit 1
 
-LDPEST_REQUIRE_PEERS=1 .venv/bin/python -m pytest tests
+LDPEST_REQUIRE_PEERS=1 LDPEST_REQUIRE_SPARK=1 .venv/bin/python -m pytest tests
 status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: failing" >&2

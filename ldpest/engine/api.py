@@ -31,7 +31,8 @@ def mechanism(name: str, **params) -> Mechanism:
     return _registered_mechanism(name, **params)
 
 
-def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=None):
+def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=None, mechanism=None,
+             columns=None):
     """Estimate from :class:`Reports` (in memory, or lazy: their blocks mapped on dask), an
     iterable of Reports chunks, or a report file opened with :func:`ldpest.open_reports`
     (streamed part by part, or mapped on dask with ``scheduler``: an address, or threads,
@@ -40,9 +41,20 @@ def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=N
     ``estimator``: None for the mechanism's default estimator, a registered
     name, or an :class:`Estimator` instance.  ``weights``: one design (survey) weight per report
     of in-memory Reports of a frequency oracle: the Hajek estimate with its linearization
-    standard error (:mod:`ldpest.engine.weights`; ``estimator`` None or "frequency").  Returns an
-    ``xarray.Dataset``.
+    standard error (:mod:`ldpest.engine.weights`; ``estimator`` None or "frequency").  A
+    ``pyspark.sql.DataFrame`` of reports is reduced on Spark (:mod:`ldpest.engine.spark`), with its
+    ``mechanism`` given or in its columns' metadata (``ldpest.engine.spark.read_parquet``) and
+    ``columns`` naming the report columns (default: the mechanism's).  Returns an ``xarray.Dataset``.
     """
+    from .spark import is_spark_frame
+
+    if is_spark_frame(reports):
+        from .spark import estimate_spark, mechanism_of
+
+        carried = mechanism_of(reports, mechanism, columns)
+        return estimate_spark(reports, _resolve(estimator, carried), mechanism=carried, columns=columns)
+    if mechanism is not None or columns is not None:
+        raise ParameterError("mechanism and columns describe a Spark DataFrame of reports; Reports carry their own")
     if weights is not None:
         return _estimate_weighted(reports, estimator, weights)
     if isinstance(reports, ReportFile):

@@ -198,6 +198,17 @@ def estimate_path(path, *, mechanism: Mechanism | None = None, columns=None, est
     tools (docs/other-libraries.md)."""
     path = Path(path)
     check_csv_options(path, header, codes, delimiter)
+    from .spark import is_spark_master
+
+    if is_spark_master(scheduler):
+        if raw or path.suffix.lower() != ".parquet":
+            raise ParameterError(f"--scheduler {scheduler}: Spark reads Parquet report files; {path} is not one "
+                                 "(ldpest privatize ... -o reports.parquet writes one)")
+        from .spark import estimate_parquet_on_spark
+
+        return estimate_parquet_on_spark(
+            path, scheduler, lambda chosen: build_estimator(estimator_name, chosen, projection, estimator_params),
+            mechanism=mechanism, columns=columns, codes=codes)
     if raw:
         return _estimate_raw(path, mechanism=mechanism, columns=columns, estimator_name=estimator_name,
                              projection=projection, estimator_params=estimator_params, rng=rng,

@@ -1,0 +1,154 @@
+"""Estimation on Spark (docs/benchmarks.md "Spark"): a ``pyspark.sql.DataFrame`` of reports is
+reduced partition by partition to exact sufficient statistics in ``mapInArrow`` (each partition's
+Arrow batches validated with the mechanism's ``encode_reports`` and aggregated, one pickled
+:class:`SufficientStats` per partition), the statistics are added with ``treeReduce`` on the
+executors, and the estimate is finalised on the driver.  The statistics are integers or exact
+sums, so the result equals the in-memory estimate bit for bit.
+
+The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
+spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
+(``PYSPARK_PYTHON``, or ``spark.pyspark.python``): it needs ldpest and the plugins of the
+mechanism, like dask workers.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+
+from ..contract.base import Mechanism
+from ..contract.registry import mechanism_from_spec_json
+from ..io.layout import column_kind
+from ..io.tables import PARQUET_SPEC_KEY, table_values
+from ..util.errors import DataError, ParameterError
+
+SPEC_METADATA = "ldpest-spec"  # the key of the mechanism spec in a report column's Spark metadata
+
+
+def is_spark_frame(obj) -> bool:
+    return type(obj).__module__.startswith("pyspark.sql") and hasattr(obj, "mapInArrow")
+
+
+def is_spark_master(scheduler: str | None) -> bool:
+    """``local``, ``local[N]``, ``local[*]`` or a ``spark://`` (``yarn``, ``k8s://``) master URL."""
+    return scheduler is not None and (scheduler == "local" or scheduler.startswith(("local[", "spark://", "k8s://"))
+                                      or scheduler == "yarn")
+
+
+def session(master: str):
+    """A Spark session on ``master`` whose Python workers run this Python (ldpest is installed here)."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers (the config alone is not read there)
+    return (SparkSession.builder.master(master).appName("ldpest")
+            .config("spark.ui.enabled", "false")
+            .config("spark.pyspark.python", sys.executable)
+            .config("spark.pyspark.driver.python", sys.executable)
+            .getOrCreate())
+
+
+def read_parquet(spark, path):
+    """A Parquet report file written by ldpest as a Spark DataFrame whose report columns carry the
+    mechanism spec (read from the file's metadata on the driver), for :func:`estimate_spark`."""
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_schema(str(path)).metadata or {}
+    if PARQUET_SPEC_KEY not in metadata:
+        raise DataError(f"{path}: no ldpest spec in the Parquet metadata; pass the mechanism")
+    spec = metadata[PARQUET_SPEC_KEY].decode()
+    frame = spark.read.parquet(str(path))
+    mechanism = mechanism_from_spec_json(spec)
+    for name in mechanism.report_columns():
+        frame = frame.withMetadata(name, {SPEC_METADATA: spec})
+    return frame
+
+
+def mechanism_of(frame, mechanism: Mechanism | None, columns) -> Mechanism:
+    """The mechanism given, or the one in the report columns' metadata (they must agree)."""
+    specs = {field.metadata.get(SPEC_METADATA) for field in frame.schema.fields if field.metadata.get(SPEC_METADATA)}
+    if len(specs) > 1:
+        raise DataError("the DataFrame's columns carry different ldpest specs")
+    carried = mechanism_from_spec_json(specs.pop()) if specs else None
+    if mechanism is not None and carried is not None and mechanism != carried:
+        raise ParameterError(f"the reports carry their own spec {carried.spec_json}; do not pass another mechanism")
+    if mechanism is None and carried is None:
+        raise ParameterError("a Spark DataFrame of reports needs its mechanism (or ldpest.spark.read_parquet of a "
+                             "report file ldpest wrote)")
+    return mechanism if mechanism is not None else carried
+
+
+def _partition_statistics(batches, mechanism_spec: str, estimator_spec: str, columns: list[str], kind: str,
+                          codes: str):
+    """``mapInArrow``: the statistics of one partition's batches, one pickled row (none if empty)."""
+    import pyarrow as pa
+
+    from ..io.layout import decoding
+    from .mapreduce import _estimator_of
+
+    mechanism, estimator = mechanism_from_spec_json(mechanism_spec), _estimator_of(estimator_spec)
+    encode = decoding(mechanism.encode_reports, mechanism, codes, "reports")
+    total = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        stats = estimator.aggregate_values(mechanism, encode(table_values(batch, columns, kind)))
+        total = stats if total is None else total + stats
+    if total is not None:
+        yield pa.RecordBatch.from_pydict({"statistics": [pickle.dumps(total)]},
+                                         schema=pa.schema([("statistics", pa.binary())]))
+
+
+def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, codes: str = "labels"):
+    """The estimate of a Spark DataFrame of reports of ``mechanism`` (module docstring; callers take
+    it from :func:`mechanism_of`) by the :class:`Estimator` ``estimator``."""
+    estimator.check_accepts(mechanism)
+    columns = list(columns or mechanism.report_columns())
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"no column {', '.join(map(repr, missing))}; columns are: {', '.join(frame.columns)}")
+    kind = column_kind(mechanism, False, codes)
+    mechanism_spec, estimator_spec = mechanism.spec_json, estimator.spec_json
+
+    def partition(batches):
+        return _partition_statistics(batches, mechanism_spec, estimator_spec, columns, kind, codes)
+
+    parts = frame.select(*columns).mapInArrow(partition, "statistics binary").rdd.map(
+        lambda row: pickle.loads(row.statistics))
+    try:
+        total = parts.treeReduce(operator.add)
+    except ValueError as exc:  # an empty RDD: no partition held a report
+        if "empty" not in str(exc).lower():
+            raise
+        raise DataError("no reports: the DataFrame holds no rows") from None
+    except Exception as exc:  # an executor's error arrives wrapped in Spark's; say the ldpest one
+        raise _ldpest_error(exc) from None
+    return estimator.finalize(total)
+
+
+def _ldpest_error(exc: Exception) -> Exception:
+    """The ldpest error (DataError, ParameterError) an executor raised, from the text of Spark's
+    exception; other errors as they are."""
+    import re
+
+    found = re.findall(r"ldpest\.util\.errors\.(DataError|ParameterError): (.*)", str(exc))
+    if not found:
+        return exc
+    kind, message = found[-1]
+    return (DataError if kind == "DataError" else ParameterError)(f"on Spark: {message.strip()}")
+
+
+def estimate_parquet_on_spark(path, master: str, build_estimator, *, mechanism=None, columns=None,
+                              codes: str = "labels"):
+    """``ldpest estimate reports.parquet --scheduler local[2]`` (or ``spark://host:7077``);
+    ``build_estimator(mechanism)`` makes the estimator the options name."""
+    spark = session(master)
+    try:
+        frame = read_parquet(spark, path) if mechanism is None else spark.read.parquet(str(path))
+        chosen = mechanism_of(frame, mechanism, columns)
+        return estimate_spark(frame, build_estimator(chosen), mechanism=chosen, columns=columns or None, codes=codes)
+    finally:
+        spark.stop()
+

@@ -1,0 +1,103 @@
+"""Spark (issue 28): a DataFrame of reports is reduced per partition with mapInArrow, tree-reduced,
+and finalised on the driver; the result equals the in-memory estimate bit for bit, whatever the
+partitions. The mechanism is given or read from a Parquet report file's metadata; the CLI reaches
+it with --scheduler local[2]. Runs Spark in local[2] (pyspark from the [spark] extra, Java from
+Debian's openjdk-17-jre-headless, both installed by scripts/setup.sh)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ldpest
+from ldpest.engine.spark import read_parquet, session
+
+LDPEST = str(Path(sys.executable).with_name("ldpest"))
+CASES = [
+    ("randomized-response", {"categories": ["car", "bus", "bike"]},
+     lambda rng, n: rng.choice(["car", "bus", "bike"], n)),
+    ("unary-randomized-response", {"categories": [1, 2, 3, 4]}, lambda rng, n: rng.integers(1, 5, n)),
+    ("local-hashing", {"categories": list(range(20))}, lambda rng, n: rng.integers(0, 20, n)),
+    ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, lambda rng, n: rng.beta(2, 5, n)),
+]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if os.environ.get("LDPEST_REQUIRE_SPARK"):
+            pytest.fail("pyspark is missing: scripts/setup.sh installs the [spark] extra and Java")
+        pytest.skip("the [spark] extra is not installed (scripts/setup.sh installs it)")
+    active = session("local[2]")
+    yield active
+    active.stop()
+
+
+def frame_of(spark, reports, partitions: int):
+    mech = reports.mechanism
+    values = reports.values
+    if mech.report_kind == "label":
+        table = pd.DataFrame({"report": np.asarray(mech.categories, dtype=object)[values].astype(str)
+                              if not all(isinstance(c, int) for c in mech.categories)
+                              else np.asarray(mech.categories)[values]})
+    else:
+        flat = np.asarray(values).reshape(len(values), -1)
+        table = pd.DataFrame(flat.astype(np.int64) if flat.dtype.kind in "iub" else flat, columns=mech.report_columns())
+    return spark.createDataFrame(table).repartition(partitions)
+
+
+@pytest.mark.parametrize("name,params,draw", CASES, ids=[c[0] for c in CASES])
+def test_the_spark_estimate_is_the_in_memory_one_bit_for_bit(spark, name, params, draw):
+    mech = ldpest.mechanism(name, epsilon=1.0, **params)
+    reports = mech.privatize(draw(np.random.default_rng(1), 5000), rng=2)
+    expected = ldpest.estimate(reports)
+    for partitions in (1, 3, 7):
+        result = ldpest.estimate(frame_of(spark, reports, partitions), mechanism=mech)
+        assert set(result.data_vars) == set(expected.data_vars)
+        for variable in expected.data_vars:
+            assert np.array_equal(result[variable].values, expected[variable].values), (variable, partitions)
+        assert result.attrs["n"] == 5000
+
+
+def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command_line(spark, tmp_path):
+    data = tmp_path / "answers.csv"
+    answers = np.random.default_rng(3).choice(["yes", "no"], 20_000, p=[0.3, 0.7])
+    data.write_text("answer\n" + "\n".join(answers) + "\n")
+    reports = tmp_path / "reports.parquet"
+    made = subprocess.run([LDPEST, "privatize", str(data), "-c", "answer", "-m", "randomized-response", "-e", "1",
+                           "--categories", "yes,no", "-o", str(reports), "--no-progress"],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    expected = ldpest.estimate(ldpest.open_reports(reports))
+    on_spark = ldpest.estimate(read_parquet(spark, reports))
+    assert np.array_equal(on_spark["unprojected"].values, expected["unprojected"].values)
+    cli = subprocess.run([LDPEST, "estimate", str(reports), "--scheduler", "local[2]", "--json", "--no-progress"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["data_vars"]["unprojected"]["data"] == expected["unprojected"].values.tolist()
+
+
+def test_spark_errors_are_ldpests_own(spark, tmp_path):
+    mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])
+    bad = spark.createDataFrame(pd.DataFrame({"report": ["a", "b", "z"] * 10})).repartition(2)
+    with pytest.raises(ldpest.DataError, match="on Spark: .*outside the declared categories"):
+        ldpest.estimate(bad, mechanism=mech)
+    with pytest.raises(ldpest.ParameterError, match="needs its mechanism"):
+        ldpest.estimate(bad)
+    empty = spark.createDataFrame([], "report string")
+    with pytest.raises(ldpest.DataError, match="no reports"):
+        ldpest.estimate(empty, mechanism=mech)
+    with pytest.raises(ldpest.DataError, match="no column 'answer'"):
+        ldpest.estimate(bad, mechanism=mech, columns=["answer"])
+    csv = tmp_path / "reports.csv"
+    csv.write_text("report\na\n")
+    done = subprocess.run([LDPEST, "estimate", str(csv), "-m", "randomized-response", "-e", "1", "--categories", "a,b",
+                           "--scheduler", "local[2]"], capture_output=True, text=True)
+    assert done.returncode == 2 and "Spark reads Parquet report files" in done.stderr
