@@ -447,7 +447,7 @@ def call_ledger(args):
     return table_to_r(table.reset_index(drop=True))
 
 
-def _estimate(mech, values, args):
+def _estimate(mech, values, args, weights=None):
     from .contract.registry import estimator as make_estimator
     from .contract.reports import Reports
     from .contract.results import confidence_interval
@@ -463,7 +463,12 @@ def _estimate(mech, values, args):
     options = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in estimator_params.items()}
     # length-1 vectors are scalars (grid = 50 is a number of points; a list of points has 2 or more)
     options = {k: (v[0] if isinstance(v, list) and len(v) == 1 else v) for k, v in options.items()}
-    result = make_estimator(name, **options).estimate(reports)
+    if weights is not None:  # design weights: the Hajek frequency estimate (ldpest.engine.weights)
+        from .engine.api import estimate
+
+        result = estimate(reports, make_estimator(name, **options), weights=weights)
+    else:
+        result = make_estimator(name, **options).estimate(reports)
     level = args.get("level")
     if level is not None:
         result = confidence_interval(result, float(np.asarray(level).ravel()[0]))
@@ -501,8 +506,10 @@ def call_estimate(args):
     args = _spec_parameters_to_estimator(args)
     mech = _mechanism(_with_data_defaults(args))
     by = args.get("by")
+    weights = args.get("weights")
+    weights = None if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     if by is None:
-        return result_to_r(_estimate(mech, args["reports"], args))
+        return result_to_r(_estimate(mech, args["reports"], args, weights))
     import pandas as pd
 
     values = _data(args["reports"])
@@ -514,7 +521,10 @@ def call_estimate(args):
     names = [str(name) for name in (np.asarray(given).ravel().tolist() if given is not None else
                                     sorted(str(c) for c in groups.categories))]
     masks = {name: np.asarray(groups == name) for name in names}
-    out = ro.ListVector([(name, result_to_r(_estimate(mech, values[mask], args)))
+    if weights is not None and len(weights) != len(values):
+        raise ParameterError(f"weights has {len(weights)} value(s) for {len(values)} reports")
+    out = ro.ListVector([(name, result_to_r(_estimate(mech, values[mask], args,
+                                                      None if weights is None else weights[mask])))
                          for name, mask in masks.items() if mask.any()])
     return _classed(out, "ldp_estimates")
 

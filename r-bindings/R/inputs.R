@@ -39,6 +39,18 @@
        by = if (is.null(groups)) NULL else fetch(groups))
 }
 
+# Design weights as lm() takes them: an expression evaluated in data (a column), a column's name,
+# or a numeric vector; NULL for none.
+.weights <- function(expr, data, env) {
+  if (is.null(expr)) return(NULL)
+  value <- tryCatch(eval(expr, data, env), error = function(e)
+    stop(.condition(sprintf("weights: '%s' is neither a column of data nor a variable", deparse(expr)), "error")))
+  if (is.character(value) && length(value) == 1 && !is.null(data) && value %in% names(data)) value <- data[[value]]
+  if (!is.numeric(value))
+    stop(.condition(sprintf("weights must be numbers (one per report), got %s", class(value)[1]), "error"))
+  value
+}
+
 # TRUE for each record (element, or row of a matrix / data.frame) that holds no NA.
 .complete <- function(x) {
   if (is.data.frame(x) || is.matrix(x)) stats::complete.cases(x) else !is.na(x)

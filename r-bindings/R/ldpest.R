@@ -140,6 +140,9 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #'   (or keep) and its parameters; or a formula, ~ report | group, whose
 #'   columns are read from data (a data.frame or tibble).
 #' @param data with a formula: the data.frame of the collected reports (and groups).
+#' @param weights NULL, or design (survey) weights, one per report: the Hajek frequency
+#'   estimate with its linearization standard error. With a formula, a column of data
+#'   (weights = w, as lm() takes it) or its name.
 #' @param na.rm FALSE (default) refuses reports (or groups) holding NA; TRUE
 #'   drops them, and the result's attribute na_removed says how many.
 #' @param estimator NULL for the mechanism's default, or a name ("frequency",
@@ -157,15 +160,16 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #'   epsilon, n, estimator, mechanism, projection and mechanism_spec. Methods:
 #'   print, summary, confint, coef, as.data.frame, plot.
 ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = NULL, ..., data = NULL,
-                         na.rm = FALSE, projection = NULL, level = 0.95, estimator_params = list(), by = NULL,
-                         codes = "labels") {
+                         weights = NULL, na.rm = FALSE, projection = NULL, level = 0.95, estimator_params = list(),
+                         by = NULL, codes = "labels") {
+  weights <- .weights(substitute(weights), data, parent.frame())
   .check_number(epsilon, "epsilon")
   options <- estimator_params
   if (!is.null(projection)) options$projection <- projection
   if (inherits(reports, "ldp_reports")) {
     if (!is.null(data)) stop(.condition("data = goes with a formula, not with ldp_reports", "error"))
     if (!is.null(mechanism)) stop(.condition("the reports carry their own mechanism; do not pass mechanism", "error"))
-    cleaned <- .drop_na(reports$values, "reports", na.rm, by = by)
+    cleaned <- .drop_na(reports$values, "reports", na.rm, by = by, weights = weights)
     variable <- reports$variable
     args <- list(reports = cleaned$x, spec = reports$spec, params = .params(epsilon, ...))
   } else {
@@ -175,12 +179,13 @@ ldp_estimate <- function(reports, estimator = NULL, mechanism = NULL, epsilon = 
       by <- input$by
     }
     if (is.null(mechanism)) stop(.condition("mechanism is needed for reports collected elsewhere", "error"))
-    cleaned <- .drop_na(input$x, "reports", na.rm, by = by)
+    cleaned <- .drop_na(input$x, "reports", na.rm, by = by, weights = weights)
     variable <- input$variable
     data <- .data_args(cleaned$x)
     args <- c(list(reports = data$values, mechanism = mechanism, params = .params(epsilon, ...)), data$defaults)
   }
   by <- cleaned$by
+  if (!is.null(cleaned$weights)) args$weights <- as.numeric(cleaned$weights)
   if (!is.null(by)) {
     .check_no_na(by, "by")
     if (is.factor(by)) args$by_levels <- levels(by)
