@@ -27,7 +27,7 @@ import numpy as np
 
 from ..contract.base import Mechanism
 from ..contract.results import EstimateParts, build_dataset
-from ..stats.projection import project_simplex
+from ..stats.projection import project_positive, project_simplex
 from ..util.errors import DataError, ParameterError
 
 METHOD = "Hajek estimate with design weights; linearization variance (with replacement, one stratum)"
@@ -60,8 +60,8 @@ def estimate_weighted(reports, weights, *, projection: str = "simplex"):
         raise ParameterError(f"weights: mechanism {mechanism.name!r} has no per-report support to weight; design "
                              "weights work with randomized-response, unary-randomized-response, subset-selection "
                              "and local-hashing")
-    if projection not in ("simplex", "none"):
-        raise ParameterError(f"projection must be simplex or none, got {projection!r}")
+    if projection not in ("simplex", "positive", "none"):
+        raise ParameterError(f"projection must be simplex, positive or none, got {projection!r}")
     values = reports.values
     n = int(np.shape(values)[0])
     if n < 2:
@@ -83,7 +83,8 @@ def estimate_weighted(reports, weights, *, projection: str = "simplex"):
     estimator = registered_estimator("frequency", projection=projection)
     parts = EstimateParts(
         variable="probability",
-        estimate=project_simplex(theta) if projection == "simplex" else theta,
+        estimate=(project_simplex(theta) if projection == "simplex"
+                  else project_positive(theta) if projection == "positive" else theta),
         stderr=np.sqrt(variance),
         dims=("category",),
         coords={"category": mechanism.category_coordinate},

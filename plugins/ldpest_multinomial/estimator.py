@@ -15,7 +15,7 @@ from ldpest import (
     InconsistentEstimateWarning,
     SufficientStats,
 )
-from ldpest.stats.projection import project_simplex
+from ldpest.stats.projection import project_positive, project_simplex
 from ldpest.util.validation import check_choice
 
 INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
@@ -65,21 +65,31 @@ def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, mo
             "needs", EstimateWarning, stacklevel=2)
 
 
+def project(theta, projection: str):
+    """The frequency estimate after ``projection``: simplex, positive (clip and renormalise) or none."""
+    if projection == "simplex":
+        return project_simplex(theta)
+    return project_positive(theta) if projection == "positive" else theta
+
+
 class FrequencyEstimator(Estimator):
     """Unbiased category frequencies from any frequency-oracle mechanism.
 
     The mechanism supplies its linear debiasing (``frequency_estimate``);
     ``projection="simplex"`` (default) then returns the Euclidean projection
-    onto the probability simplex, which never increases the l2 error.
+    onto the probability simplex, which never increases the l2 error;
+    ``"positive"`` clips at 0 and renormalises (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
+    post-processing; uniform if nothing is positive).
     ``unprojected`` and ``stderr`` (analytic, of the unprojected estimate)
     are kept in the result.
     """
 
-    parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex) or none"}
+    parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex), positive "
+                                    "(clip at 0 and renormalise: Norm-Mul, as multi-freq-ldpy does) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
-    projections = ("simplex", "none")
+    projections = ("simplex", "positive", "none")
 
     def __init__(self, *, projection="simplex"):
         self._set_params(projection=check_choice("projection", projection, self.projections))
@@ -92,7 +102,7 @@ class FrequencyEstimator(Estimator):
         model = mechanism.count_model(arrays)
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
-        estimate = project_simplex(theta) if projection == "simplex" else theta
+        estimate = project(theta, projection)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)
         return EstimateParts(
             variable="probability",

@@ -76,3 +76,22 @@ def test_simplex_projection_of_extreme_values(values, expected):
     projected = project_simplex(values)
     np.testing.assert_allclose(projected, expected, atol=1e-12)
     assert projected.sum() == pytest.approx(1.0)
+
+
+def test_the_positive_frequency_projection_clips_and_renormalises_like_multi_freq_ldpy():
+    """projection="positive" (Norm-Mul): max(theta, 0) / sum, uniform when nothing is positive; the
+    unprojected estimate and its stderr stay beside it."""
+    import ldpest
+
+    mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b", "c", "d"])
+    reports = mech.privatize(np.random.default_rng(2).choice(["a", "b", "c", "d"], 2000, p=[0.7, 0.3, 0, 0]), rng=3)
+    result = ldpest.estimate(reports, ldpest.estimator("frequency", projection="positive"))
+    theta = result["unprojected"].values
+    assert (theta < 0).any()  # the case the projection is for
+    np.testing.assert_allclose(result["probability"].values, np.maximum(theta, 0) / np.maximum(theta, 0).sum(),
+                               rtol=1e-15)
+    assert result.attrs["projection"] == "positive"
+    np.testing.assert_array_equal(result["stderr"].values, ldpest.estimate(reports)["stderr"].values)
+    weighted = ldpest.estimate(reports, ldpest.estimator("frequency", projection="positive"), weights=np.ones(2000))
+    np.testing.assert_allclose(weighted["probability"].values, result["probability"].values, rtol=1e-12)
+    np.testing.assert_array_equal(project_positive(np.array([-1.0, -2.0])), [0.5, 0.5])

@@ -246,8 +246,8 @@ def test_estimating_zero_reports_is_an_error():
 
 
 def test_unknown_projection_lists_the_choices():
-    with pytest.raises(ldpest.ParameterError, match="'simplex', 'none'"):
-        ldpest.estimator("frequency", projection="positive")
+    with pytest.raises(ldpest.ParameterError, match="'simplex', 'positive', 'none'"):
+        ldpest.estimator("frequency", projection="l1")
 
 
 def test_mechanism_is_immutable():
