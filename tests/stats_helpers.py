@@ -36,3 +36,15 @@ def assert_variance_matches(samples, analytic_variance, z=Z_TOLERANCE, what="var
     ratio = samples.var(axis=0, ddof=1) / np.asarray(analytic_variance, dtype=float)
     tolerance = z * np.sqrt(2.0 / (reps - 1))
     assert np.all(np.abs(ratio - 1) < tolerance), f"{what}: ratios {ratio} outside 1 +- {tolerance:.3f}"
+
+
+def assert_json_result_near(text: str, truth, n: int, z: float = 5.0):
+    """A result printed as JSON (``--json``, ``-o -``): ``n`` reports, and every unprojected estimate
+    within ``z`` of its own standard errors of ``truth``."""
+    import json
+
+    result = json.loads(text)
+    unprojected = np.array(result["data_vars"]["unprojected"]["data"])
+    stderr = np.array(result["data_vars"]["stderr"]["data"])
+    assert result["attrs"]["n"] == n
+    assert np.all(np.abs(unprojected - np.asarray(truth)) < z * stderr), (unprojected, truth, stderr)

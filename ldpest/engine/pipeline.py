@@ -234,7 +234,7 @@ def estimate_weighted_path(path, weight_column: str, *, mechanism: Mechanism | N
         raise ParameterError(f"--weight-column: the weights are a column of a CSV or Parquet table; {path} is neither")
     source = open_source(path, header=header, delimiter=delimiter)
     warn_if_seeded(path, source.rng)
-    if columns is None or not columns:
+    if not columns:
         columns = [c for c in source.columns if c != weight_column] if source.spec is None else None
     mechanism, columns = table_mechanism_and_columns(source, mechanism, columns, raw=False)
     if weight_column in columns:

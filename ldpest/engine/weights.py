@@ -27,7 +27,7 @@ import numpy as np
 
 from ..contract.base import Mechanism
 from ..contract.results import EstimateParts, build_dataset
-from ..stats.projection import project_positive, project_simplex
+from ..stats.projection import project_frequencies
 from ..util.errors import DataError, ParameterError
 
 METHOD = "Hajek estimate with design weights; linearization variance (with replacement, one stratum)"
@@ -74,17 +74,14 @@ def estimate_weighted(reports, weights, *, projection: str = "simplex"):
     spread = (weighted_squares * ((1 - offset) / gap - theta) ** 2
               + np.maximum(squares - weighted_squares, 0.0) * (offset / gap + theta) ** 2)
     variance = n / (n - 1) * spread / total ** 2
-    keep = offset + gap
-    noise = min(keep * (1 - keep), offset * (1 - offset))
     top = getattr(mechanism, "binomial_top_complement", lambda: None)()
-    if top is not None:  # 1 - p exactly where p rounds to 1
-        noise = min(offset * (1 - offset), top * (1 - top))
+    miss = 1 - (offset + gap) if top is None else top  # 1 - p, exact where p rounds to 1
+    noise = min(miss * (1 - miss), offset * (1 - offset))
     variance = np.maximum(variance, squares * noise / (gap * total) ** 2)
     estimator = registered_estimator("frequency", projection=projection)
     parts = EstimateParts(
         variable="probability",
-        estimate=(project_simplex(theta) if projection == "simplex"
-                  else project_positive(theta) if projection == "positive" else theta),
+        estimate=project_frequencies(theta, projection),
         stderr=np.sqrt(variance),
         dims=("category",),
         coords={"category": mechanism.category_coordinate},

@@ -32,6 +32,14 @@ def project_simplex(values, total: float = 1.0) -> np.ndarray:
     return np.maximum(v - tau, 0.0)
 
 
+def project_frequencies(theta, projection: str) -> np.ndarray:
+    """A frequency estimate after ``projection``: ``"simplex"`` (:func:`project_simplex`),
+    ``"positive"`` (clip at 0 and renormalise, :func:`project_positive`) or ``"none"``."""
+    if projection == "simplex":
+        return project_simplex(theta)
+    return project_positive(theta) if projection == "positive" else np.asarray(theta, dtype=np.float64)
+
+
 def project_positive(masses) -> np.ndarray:
     """Gyorfi-Kroll positive projection of cell masses: ``m+ / sum(m+)``.
 

@@ -15,7 +15,7 @@ from ldpest import (
     InconsistentEstimateWarning,
     SufficientStats,
 )
-from ldpest.stats.projection import project_positive, project_simplex
+from ldpest.stats.projection import project_frequencies
 from ldpest.util.validation import check_choice
 
 INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
@@ -65,13 +65,6 @@ def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, mo
             "needs", EstimateWarning, stacklevel=2)
 
 
-def project(theta, projection: str):
-    """The frequency estimate after ``projection``: simplex, positive (clip and renormalise) or none."""
-    if projection == "simplex":
-        return project_simplex(theta)
-    return project_positive(theta) if projection == "positive" else theta
-
-
 class FrequencyEstimator(Estimator):
     """Unbiased category frequencies from any frequency-oracle mechanism.
 
@@ -102,7 +95,7 @@ class FrequencyEstimator(Estimator):
         model = mechanism.count_model(arrays)
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
-        estimate = project(theta, projection)
+        estimate = project_frequencies(theta, projection)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)
         return EstimateParts(
             variable="probability",

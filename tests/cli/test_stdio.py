@@ -1,12 +1,12 @@
 """`-` for standard input and output (issue 26): raw data and reports stream through pipes; on an
 error nothing reaches standard output and the message names "standard input"."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+from stats_helpers import assert_json_result_near
 
 LDPEST = str(Path(sys.executable).with_name("ldpest"))
 PRIVATIZE = ["privatize", "-", "-c", "answer", "-m", "randomized-response", "-e", "2", "--categories", "yes,no",
@@ -29,11 +29,7 @@ def test_a_pipe_from_raw_data_to_an_estimate():
     assert "wrote 5000 reports of randomized-response (epsilon=2.0) to standard output" in reports.stderr
     estimated = run("estimate", "-", "-o", "-", "--no-progress", stdin=reports.stdout)
     assert estimated.returncode == 0, estimated.stderr
-    result = json.loads(estimated.stdout)
-    unprojected = np.array(result["data_vars"]["unprojected"]["data"])
-    stderr = np.array(result["data_vars"]["stderr"]["data"])
-    assert result["attrs"]["n"] == 5000
-    assert np.all(np.abs(unprojected - [0.7, 0.3]) < 5 * stderr)
+    assert_json_result_near(estimated.stdout, [0.7, 0.3], 5000)
 
 
 def test_standard_input_to_a_file_and_a_file_to_standard_output(tmp_path):
