@@ -216,6 +216,27 @@ class NumericMechanism(BoundedMechanism):
         """``min_x Var(value | x)``: every data law's report variance is at least this."""
         return self._grid_variances[0]
 
+    def least_variance_at(self, mean_t) -> np.ndarray:
+        """The least ``Var(value)`` of any data law whose mean (units of ``t``) is ``mean_t``.
+
+        Randomized rounding turns every input into a law on the grid with the same mean, so the
+        reports' law is always that of some grid law ``w``; their second moment is
+        ``sum_j w_j m(t_j)`` with ``m(t) = Var(value | t) + t^2``.  Its least value at mean ``mu``
+        is the lower convex envelope of ``m`` at ``mu``; ``m`` is convex on the grid (a quadratic
+        for piecewise and hybrid, a constant for Duchi), so that is the linear interpolation, and
+        the bound is ``m_interp(mu) - mu^2`` (docs/numeric.md, "Standard errors").  Means outside ``[-1, 1]``
+        are taken at the nearest bound."""
+        grid = self.grid()
+        mean_t = np.clip(np.asarray(mean_t, dtype=np.float64), -1.0, 1.0)
+        return np.interp(mean_t, grid, self._second_moments) - mean_t ** 2
+
+    @cached_property
+    def _second_moments(self) -> np.ndarray:
+        second = self.report_variance(self.grid()) + self.grid() ** 2
+        if np.any(np.diff(second, 2) < -1e-12 * np.abs(second).max()):  # the envelope would not be the interpolation
+            raise AssertionError(f"{self.name}: the reports' second moment is not convex on the grid")
+        return second
+
     @cached_property
     def _grid_variances(self) -> tuple[float, float]:
         """The least and the largest ``Var(value | t_j)`` over the grid (once: the mechanism is immutable)."""
