@@ -36,6 +36,8 @@ class _Configurable:
         except TypeError as exc:
             raise ParameterError(f"{self.name}: parameters must be JSON-serialisable ({exc})") from None
         object.__setattr__(self, "_params", dict(params))
+        self.__dict__.pop("_spec_json", None)  # the cached spec texts, if params are set again
+        self.__dict__.pop("_statistics_spec_json", None)
 
     @property
     def params(self) -> dict:
@@ -284,8 +286,14 @@ class Estimator(_Configurable, abc.ABC):
 
     @property
     def statistics_spec_json(self) -> str:
-        """The part of the spec that determines the sufficient statistics."""
-        return canonical_json({k: v for k, v in self.spec.items() if k not in self.finalize_params})
+        """The part of the spec that determines the sufficient statistics (computed once: the
+        object is immutable)."""
+        text = self.__dict__.get("_statistics_spec_json")
+        if text is None:
+            text = canonical_json({k: v for k, v in {"name": self.name, **self._params}.items()
+                                   if k not in self.finalize_params})
+            object.__setattr__(self, "_statistics_spec_json", text)
+        return text
 
     def accepts_mechanism(self, mechanism: Mechanism) -> bool:
         for entry in self.accepts:

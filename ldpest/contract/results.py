@@ -18,6 +18,7 @@ from ..stats.intervals import clopper_pearson, normal_critical
 from ..util.errors import DataError, LdpestError, ParameterError
 from ..util.version import __version__
 from ..util.xarray import xr
+from .assembly import assemble_dataset
 
 
 @dataclass
@@ -132,7 +133,7 @@ def build_dataset(parts: EstimateParts, *, mechanism, estimator, n: int) -> xr.D
     coords = dict(parts.coords)
     for dim, edges in parts.bounds.items():
         data_vars[f"{dim}_bounds"] = ((dim, "bounds"), np.asarray(edges, dtype=np.float64))
-    ds = xr.Dataset(data_vars, coords=coords)
+    ds = assemble_dataset(data_vars, coords)
     for dim in parts.bounds:
         ds.variables[dim].attrs["bounds"] = f"{dim}_bounds"
     estimate_attrs = ds.variables[parts.variable].attrs
@@ -189,8 +190,9 @@ def estimate_variable(result: xr.Dataset) -> str:
 def uncertainty_of(result: xr.Dataset) -> str:
     """The variable that ``stderr`` (and ``lower``/``upper``) describe: its ``estimate`` attribute,
     else, in results written before it existed, ``unprojected`` where there is one."""
-    if "stderr" in result and result["stderr"].attrs.get("estimate") in result:
-        return result["stderr"].attrs["estimate"]
+    stderr = result.variables.get("stderr")
+    if stderr is not None and stderr.attrs.get("estimate") in result:
+        return stderr.attrs["estimate"]
     return "unprojected" if "unprojected" in result else estimate_variable(result)
 
 

@@ -206,7 +206,7 @@ class NumericMechanism(BoundedMechanism):
 
     def rounding_variance(self) -> float:
         """The most the unbiased rounding adds to ``Var(value | x)`` off the grid: ``(step / 2)^2``."""
-        return (1.0 / (len(self.grid()) - 1)) ** 2
+        return (1.0 / (len(self._second_moments[0]) - 1)) ** 2
 
     def worst_case_variance(self) -> float:
         """``max_x Var(value | x)`` in units of ``t``: n times the variance of the mean of t's."""
@@ -226,16 +226,18 @@ class NumericMechanism(BoundedMechanism):
         for piecewise and hybrid, a constant for Duchi), so that is the linear interpolation, and
         the bound is ``m_interp(mu) - mu^2`` (docs/numeric.md, "Standard errors").  Means outside ``[-1, 1]``
         are taken at the nearest bound."""
-        grid = self.grid()
+        grid, second = self._second_moments
         mean_t = np.clip(np.asarray(mean_t, dtype=np.float64), -1.0, 1.0)
-        return np.interp(mean_t, grid, self._second_moments) - mean_t ** 2
+        return np.interp(mean_t, grid, second) - mean_t ** 2
 
     @cached_property
-    def _second_moments(self) -> np.ndarray:
-        second = self.report_variance(self.grid()) + self.grid() ** 2
+    def _second_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """The grid and ``m`` on it (once: the mechanism is immutable)."""
+        grid = self.grid()
+        second = self.report_variance(grid) + grid ** 2
         if np.any(np.diff(second, 2) < -1e-12 * np.abs(second).max()):  # the envelope would not be the interpolation
             raise AssertionError(f"{self.name}: the reports' second moment is not convex on the grid")
-        return second
+        return grid, second
 
     @cached_property
     def _grid_variances(self) -> tuple[float, float]:
@@ -395,9 +397,11 @@ class Hybrid(_Lattice):
         """The implemented probability of the piecewise branch."""
         return Fraction(self._mix, WORD)
 
-    @property
+    @cached_property
     def code_values(self):
-        return np.concatenate([self._piecewise.values, self._duchi.values])
+        values = np.concatenate([self._piecewise.values, self._duchi.values])
+        values.flags.writeable = False  # shared by every estimate of this mechanism
+        return values
 
     def report_variance(self, t):
         """``alpha Var_PM(t) + (1 - alpha) Var_Duchi(t)``: both branches are unbiased for ``t``, so
