@@ -15,7 +15,8 @@ built-in estimator and that the fast one is taken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -44,11 +45,25 @@ def _index(name: str, variable: xr.Variable) -> PandasIndex:
     return index
 
 
+_CONSTRUCTOR_ONLY = [False]
+
+
+@contextmanager
+def constructor_only() -> Iterator[None]:
+    """Inside the block every result is built by ``xr.Dataset(...)`` (for comparisons and
+    bench/bench_fixed_cost.py)."""
+    _CONSTRUCTOR_ONLY.append(True)
+    try:
+        yield
+    finally:
+        _CONSTRUCTOR_ONLY.pop()
+
+
 def assemble_dataset(data_vars: Mapping[str, tuple], coords: Mapping[str, object]) -> xr.Dataset:
     """``xr.Dataset(data_vars, coords=coords)`` for ``data_vars`` of ``(dims, array)`` and
     ``coords`` of dimension coordinates (an array, or ``(dims, array[, attrs])`` with dims the
     coordinate's own name)."""
-    fast = _fast(data_vars, coords)
+    fast = None if _CONSTRUCTOR_ONLY[-1] else _fast(data_vars, coords)
     if fast is None:
         return xr.Dataset(dict(data_vars), coords=dict(coords))
     return fast

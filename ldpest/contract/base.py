@@ -266,9 +266,14 @@ class FrequencyOracle(abc.ABC):
 
     def encode_labels(self, values, what: str = "data") -> np.ndarray:
         """Map labels to category indices; error naming how many and which are unknown."""
-        from ..util.labels import encode_labels
+        from ..util.labels import contiguous_int_range, encode_labels
 
-        return encode_labels(values, self.categories, what)
+        categories = self._params["categories"]  # read, never changed: no copy of d labels per call
+        span = self.__dict__.get("_category_span", False)
+        if span is False:
+            span = contiguous_int_range(categories)
+            object.__setattr__(self, "_category_span", span)
+        return encode_labels(values, categories, what, span=span)
 
 
 class Estimator(_Configurable, abc.ABC):

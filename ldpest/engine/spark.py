@@ -45,6 +45,7 @@ def session(master: str):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers (the config alone is not read there)
     return (SparkSession.builder.master(master).appName("ldpest")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")  # no progress bars among the CLI's output
             .config("spark.pyspark.python", sys.executable)
             .config("spark.pyspark.driver.python", sys.executable)
             .getOrCreate())
