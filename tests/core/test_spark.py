@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import ldpest
+import ldpest.engine.spark as spark_engine
 from ldpest.engine.spark import read_parquet, session
 
 LDPEST = str(Path(sys.executable).with_name("ldpest"))
@@ -22,6 +23,7 @@ CASES = [
     ("randomized-response", {"categories": ["car", "bus", "bike"]},
      lambda rng, n: rng.choice(["car", "bus", "bike"], n)),
     ("unary-randomized-response", {"categories": [1, 2, 3, 4]}, lambda rng, n: rng.integers(1, 5, n)),
+    ("hadamard-response", {"categories": list(range(6))}, lambda rng, n: rng.integers(0, 6, n)),
     ("local-hashing", {"categories": list(range(20))}, lambda rng, n: rng.integers(0, 20, n)),
     ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, lambda rng, n: rng.beta(2, 5, n)),
 ]
@@ -84,6 +86,21 @@ def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command
     assert json.loads(cli.stdout)["data_vars"]["unprojected"]["data"] == expected["unprojected"].values.tolist()
 
 
+def test_counted_label_reports_are_rebuilt_exactly_in_bounded_blocks(monkeypatch):
+    """Label reports reach Python as (distinct label, count): ``_repeated`` rebuilds the multiset
+    in blocks of at most _EXPANDED_ROWS, whatever the counts."""
+    monkeypatch.setattr(spark_engine, "_EXPANDED_ROWS", 7)
+    generator = np.random.default_rng(5)
+    for _ in range(20):
+        values = generator.permutation(12)[:generator.integers(1, 12)].astype(np.uint8)
+        counts = generator.integers(0, 30, len(values))
+        blocks = list(spark_engine._repeated(values, counts))
+        assert all(0 < len(block) <= 7 for block in blocks)
+        assert all(block.dtype == values.dtype for block in blocks)
+        np.testing.assert_array_equal(np.concatenate(blocks) if blocks else np.zeros(0, np.uint8),
+                                      np.repeat(values, counts))
+
+
 def test_spark_errors_are_ldpests_own(spark, tmp_path):
     mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])
     bad = spark.createDataFrame(pd.DataFrame({"report": ["a", "b", "z"] * 10})).repartition(2)
@@ -91,6 +108,9 @@ def test_spark_errors_are_ldpests_own(spark, tmp_path):
         ldpest.estimate(bad, mechanism=mech)
     with pytest.raises(ldpest.ParameterError, match="needs its mechanism"):
         ldpest.estimate(bad)
+    missing = spark.createDataFrame(pd.DataFrame({"report": ["a", None, "b"] * 10})).repartition(2)
+    with pytest.raises(ldpest.DataError, match="on Spark: .*missing a value"):
+        ldpest.estimate(missing, mechanism=mech)
     empty = spark.createDataFrame([], "report string")
     with pytest.raises(ldpest.DataError, match="no reports"):
         ldpest.estimate(empty, mechanism=mech)
