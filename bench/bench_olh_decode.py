@@ -9,21 +9,20 @@ the cost per (report, category) pair at n = 2^17, 2^19 and 2^21 with decoding bl
 
 from __future__ import annotations
 
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import ldpest
 import ldpest_multinomial.hashing as hashing
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_frequency import best_time  # noqa: E402
 
-def best_seconds(reports, repeat: int = 2) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        ldpest.estimate(reports)
-        times.append(time.perf_counter() - start)
-    return min(times)
+
+def best_seconds(reports) -> float:
+    return best_time(lambda: ldpest.estimate(reports), repeat=2, budget=0.0)
 
 
 def reports_of(d: int, n: int):

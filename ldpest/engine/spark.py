@@ -145,8 +145,8 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     kind = column_kind(mechanism, False, codes)
     mechanism_spec, estimator_spec = mechanism.spec_json, estimator.spec_json
     # A label report takes at most d values: Spark counts them in the JVM, and only the distinct
-    # reports with their counts cross to Python (measured 6.5x faster at 10^8 reports than
-    # sending every report through Arrow; docs/benchmarks.md, "Spark").
+    # reports with their counts cross to Python (1.55 s against 14.5 s for every report through
+    # Arrow at 10^8 reports: bench/bench_spark.py, docs/benchmarks.md "Spark").
     counted = count_labels and mechanism.report_kind == "label" and len(columns) == 1
     reports = frame.select(*columns)
     if counted:

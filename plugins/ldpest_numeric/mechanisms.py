@@ -206,7 +206,7 @@ class NumericMechanism(BoundedMechanism):
 
     def rounding_variance(self) -> float:
         """The most the unbiased rounding adds to ``Var(value | x)`` off the grid: ``(step / 2)^2``."""
-        return (1.0 / (len(self._second_moments[0]) - 1)) ** 2
+        return (1.0 / (len(self._grid) - 1)) ** 2
 
     def worst_case_variance(self) -> float:
         """``max_x Var(value | x)`` in units of ``t``: n times the variance of the mean of t's."""
@@ -224,20 +224,23 @@ class NumericMechanism(BoundedMechanism):
         ``sum_j w_j m(t_j)`` with ``m(t) = Var(value | t) + t^2``.  Its least value at mean ``mu``
         is the lower convex envelope of ``m`` at ``mu``; ``m`` is convex on the grid (a quadratic
         for piecewise and hybrid, a constant for Duchi), so that is the linear interpolation, and
-        the bound is ``m_interp(mu) - mu^2`` (docs/numeric.md, "Standard errors").  Means outside ``[-1, 1]``
-        are taken at the nearest bound."""
-        grid, second = self._second_moments
+        the bound is ``m_interp(mu) - mu^2`` (docs/numeric.md, "The estimate").  Means outside
+        ``[-1, 1]`` are taken at the nearest bound."""
         mean_t = np.clip(np.asarray(mean_t, dtype=np.float64), -1.0, 1.0)
-        return np.interp(mean_t, grid, second) - mean_t ** 2
+        return np.interp(mean_t, self._grid, self._second_moments) - mean_t ** 2
 
     @cached_property
-    def _second_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """The grid and ``m`` on it (once: the mechanism is immutable)."""
-        grid = self.grid()
-        second = self.report_variance(grid) + grid ** 2
+    def _grid(self) -> np.ndarray:
+        """:meth:`grid`, once (the mechanism is immutable)."""
+        return self.grid()
+
+    @cached_property
+    def _second_moments(self) -> np.ndarray:
+        """``m(t_j) = Var(value | t_j) + t_j^2`` on the grid, once."""
+        second = self.report_variance(self._grid) + self._grid ** 2
         if np.any(np.diff(second, 2) < -1e-12 * np.abs(second).max()):  # the envelope would not be the interpolation
             raise AssertionError(f"{self.name}: the reports' second moment is not convex on the grid")
-        return grid, second
+        return second
 
     @cached_property
     def _grid_variances(self) -> tuple[float, float]:
