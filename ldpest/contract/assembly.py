@@ -1,8 +1,8 @@
 """Assembling a result ``xarray.Dataset`` without the constructor's merge and alignment.
 
-``xr.Dataset(data_vars, coords=...)`` aligns and merges its arguments (about 0.15 ms for a
-three-variable result on this machine), which is most of the fixed cost of an estimate on a few
-reports (issue 28).  A result has nothing to align: every variable is built here, with the
+``xr.Dataset(data_vars, coords=...)`` aligns and merges its arguments (127-285 us for the results
+of bench/bench_fixed_cost.py on this machine), which was most of the fixed cost of an estimate on
+a few reports (issue 28).  A result has nothing to align: every variable is built here, with the
 estimator's dims, and every coordinate is a dimension coordinate.  So the variables and their
 default pandas indexes are made as the constructor makes them (``PandasIndex.from_variables`` and
 ``create_variables``, xarray's public index API) and handed to ``Dataset._construct_direct``.

@@ -24,7 +24,8 @@ _UNKNOWN = object()
 
 def encode_labels(values, categories: list, what: str = "data", span=_UNKNOWN) -> np.ndarray:
     """Indices of ``values`` in ``categories``; ``span`` is ``contiguous_int_range(categories)``
-    when the caller knows it (a mechanism computes it once: at d = 10^5 it costs 6-10 ms).
+    when the caller knows it (a mechanism computes it once: at d = 10^5 a randomized-response
+    privatise of 10^4 records took 8.2 ms with the check per call, 0.40 ms without, timed here).
 
     Raises :class:`DataError` naming how many values are missing (NaN/None) or
     outside the declared categories, which ones, and the first row.
