@@ -212,6 +212,19 @@ class FrequencyOracle(abc.ABC):
         """Unbiased ``theta_hat`` and its analytic standard error from the totals (never 0:
         see :func:`ldpest.stats.affine_binomial_stderr`)."""
 
+    def frequency_interval(self, result, level: float) -> tuple[np.ndarray, np.ndarray, str] | None:
+        """Optional: ``(lower, upper, method)``, the oracle's own intervals at ``level`` for the
+        unprojected frequencies of ``result`` (a ``frequency`` result of this mechanism), where its
+        reports have an exact law that the count model does not describe.  None (the default):
+        Clopper-Pearson on :meth:`count_model`'s counts, else the normal interval."""
+        return None
+
+    def interval_counts(self, stats: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Optional: integer arrays over the categories that :meth:`frequency_interval` reads from the
+        result, which keeps them as variables of that name (e.g. Hadamard response's
+        ``positive_count`` and ``block_count``).  Default: none."""
+        return {}
+
     def count_model(self, stats: Mapping[str, object]) -> tuple[np.ndarray, float, float] | None:
         """Optional: ``(counts, offset, gap)`` when ``theta_hat = (counts / n - offset) / gap`` with
         ``counts_j ~ Binomial(n, offset + gap theta_j)``; confidence intervals are then exact."""

@@ -60,6 +60,8 @@ LONG_NAMES = {  # CF-style descriptions of the variables a result may hold, with
     "coefficient_stderr": ("standard error of the estimated coefficient", "1"),
     "unprojected": ("unbiased estimate before projection", None),
     "count": ("binomial count statistic behind the estimate", "reports"),
+    "positive_count": ("reports in the category's own symbols (Hadamard response)", "reports"),
+    "block_count": ("reports in the category's block of symbols (Hadamard response)", "reports"),
     "excess_kurtosis": ("excess kurtosis of the unprojected estimate", "1"),
 }
 SCALED = ("stderr", "unprojected", "lower", "upper")  # variables in the estimate's units

@@ -225,6 +225,18 @@ class DiscreteLaplaceLaw:
         """``P(K <= k)``."""
         return 1.0 - self.survival(k)
 
+    def pmf_array(self, k) -> np.ndarray:
+        """``P(K = k)`` as floats for an integer array ``k`` (one-level tables; each value correct up
+        to float rounding): ``f(|k|) / (2 - f(0))`` with ``f(m) = tau^c w[d] / 2^63``, ``(c, d) =
+        divmod(m, N_T - 1)``."""
+        if len(self.levels) != 1:
+            raise NotImplementedError("pmf_array() is implemented for one-level tables")
+        top = self.top
+        carries, digit = np.divmod(np.abs(np.asarray(k, dtype=np.int64)), top.size - 1)
+        w = np.array(top.weights[:-1], dtype=np.float64) / TOTAL
+        log_tau = math.log(top.weights[-1]) - TOTAL_BITS * math.log(2)
+        return np.exp(carries * log_tau) * w[digit] / (2 - float(self.zero_probability))
+
     # -- sampling ------------------------------------------------------------------------
     def sample(self, shape, rng) -> np.ndarray:
         """Integer noise ``K`` (int64) of the given shape, in cache-sized blocks.

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+import ldpest
 from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
 from ldpest.stats.binomial import affine_binomial_stderr
-from ldpest.stats.intervals import laplace_mean_kurtosis
+from ldpest.stats.intervals import laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.projection import project_positive, project_simplex
 from ldpest.util.validation import check_choice
 
@@ -101,6 +104,23 @@ class HistogramMean(_HistogramEstimator):
 
     def _interval_parts(self, mechanism, arrays, masses, n):
         return None, None, laplace_mean_kurtosis(masses, mechanism.noise.variance, n)
+
+    def interval(self, result, level):
+        """Exact for n <= 10^4 with n (cells + 1) <= 2^20: each cell's sum is a binomial count plus the sum of n
+        lattice noises, whose law is computed exactly
+        (:func:`ldpest.stats.intervals.one_hot_laplace_interval`); beyond, None (the normal interval)."""
+        if result.variables["stderr"].attrs.get("estimate") != "unprojected":
+            return None
+        mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
+        n, volume = int(result.attrs["n"]), float(result.attrs["cell_volume"])
+        unprojected = result["unprojected"].values
+        inside = result["in_partition"].values if "in_partition" in result else np.ones(unprojected.shape, bool)
+        ends = one_hot_laplace_interval(mechanism.noise, unprojected[inside] * volume * n, n, level)
+        if ends is None:
+            return None
+        lower, upper = np.zeros(unprojected.shape), np.zeros(unprojected.shape)
+        lower[inside], upper[inside] = ends[0] / volume, ends[1] / volume
+        return lower, upper, "exact (binomial count plus the exact law of the summed lattice noise)"
 
     def _simulate_arrays(self, mechanism, counts, n, rng):
         # sum_i Z_ij = c_j + g * (sum of n iid lattice noises): exact

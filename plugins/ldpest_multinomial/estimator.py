@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
 
+import ldpest
 from ldpest import (
     DataError,
     EstimateParts,
@@ -106,7 +108,16 @@ class FrequencyEstimator(Estimator):
             count=None if model is None else model[0],
             count_map=None if model is None else (model[1], model[2], 1.0),
             excess_kurtosis=None if kurtosis is None else kurtosis(theta, n),
+            extra={name: (("category",), values) for name, values in mechanism.interval_counts(arrays).items()},
         )
+
+    def interval(self, result, level):
+        """The oracle's own exact intervals where it has them (:meth:`FrequencyOracle.frequency_interval`),
+        else None: Clopper-Pearson on the binomial counts, or the normal interval."""
+        if result.variables["stderr"].attrs.get("estimate", "unprojected") != "unprojected":
+            return None
+        mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
+        return mechanism.frequency_interval(result, level)
 
     def simulate(self, mechanism, theta, n: int, rng) -> SufficientStats:
         """Exact draw of the statistics of ``n`` reports of data with frequencies ``theta``,

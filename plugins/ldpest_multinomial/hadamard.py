@@ -41,6 +41,7 @@ from ldpest.privacy.exact import (
     require_gap,
     too_small,
 )
+from ldpest.stats.intervals import clopper_pearson
 from ldpest.stats.sufficient import count_indices
 from ldpest.stats.transforms import fwht
 from ldpest.util.labels import smallest_index_dtype
@@ -291,6 +292,53 @@ class HadamardResponse(_CategoricalMechanism):
         theta = self._agreement(stats["symbols"]) / (n * self._gap())
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt(self.frequency_variance(clipped) / n)
+
+    def count_model(self, stats):
+        """With one block every report is in it, so ``N+_j`` (reports in ``C_j``) ``= (n + sum_i W_ij) / 2``
+        is ``Binomial(n, 1/2 + theta_j g / 2)``, ``g = s (alpha - beta)``: exact intervals.  Several blocks:
+        None (:meth:`frequency_interval`)."""
+        if self._layout.blocks != 1:
+            return None
+        histogram = np.asarray(stats["symbols"], dtype=np.int64)
+        return (int(histogram.sum()) + self._agreement(histogram)) // 2, 0.5, self._gap() / 2
+
+    def interval_counts(self, stats):
+        """Several blocks: ``positive_count`` ``N+_j`` (reports in ``C_j``) and ``block_count`` ``M_j``
+        (reports in j's block), which :meth:`frequency_interval` reads."""
+        if self._layout.blocks == 1:
+            return {}
+        layout = self._layout
+        histogram = np.asarray(stats["symbols"], dtype=np.int64)
+        in_block = histogram.reshape(layout.blocks, layout.width).sum(axis=1)[self._block_of]
+        return {"positive_count": (in_block + self._agreement(histogram)) // 2, "block_count": in_block}
+
+    def frequency_interval(self, result, level):
+        """Several blocks: exact.  ``M_j`` (reports in j's block) is ``Binomial(n, pi)``, ``pi = 2 s beta +
+        g Theta`` with ``Theta`` the block's mass, and ``N+_j`` given ``M_j`` is ``Binomial(M_j, rho)``,
+        ``rho = 1/2 + g theta_j / (2 pi)``, so ``theta_j = (2 rho - 1) pi / g``:
+
+        * j alone in its block (``Theta = theta_j``): ``N+_j ~ Binomial(n, s beta + g theta_j)``, and
+          Clopper-Pearson at ``level`` on it is exact and not conservative;
+        * otherwise Clopper-Pearson for ``rho`` given ``M_j`` at ``1 - 0.8 (1 - level)`` and for ``pi`` at
+          ``1 - 0.2 (1 - level)`` hold together with probability at least ``level``, and the interval is
+          ``theta_j`` over that box (conservative: ``Theta`` is a nuisance)."""
+        if "positive_count" not in result:
+            return None
+        alpha = 1.0 - level
+        n, g, s = int(result.attrs["n"]), self._gap(), self._layout.half
+        positive, block = result["positive_count"].values, result["block_count"].values
+        rho_low, rho_high = clopper_pearson(positive, block, 1.0 - 0.8 * alpha)
+        pi_low, pi_high = clopper_pearson(block, n, 1.0 - 0.2 * alpha)
+        floor = 2 * s * self._beta  # pi at Theta = 0
+        pi_low, pi_high = np.clip(pi_low, floor, floor + g), np.clip(pi_high, floor, floor + g)
+        low, high = 2 * rho_low - 1, 2 * rho_high - 1
+        lower = low * np.where(low < 0, pi_high, pi_low) / g
+        upper = high * np.where(high > 0, pi_high, pi_low) / g
+        alone_low, alone_high = clopper_pearson(positive, n, level)
+        alone = self._layout.loads[self._block_of] == 1
+        lower = np.where(alone, (alone_low - s * self._beta) / g, lower)
+        upper = np.where(alone, (alone_high - s * self._beta) / g, upper)
+        return lower, upper, "exact (Clopper-Pearson on the counts in the category's block and symbols)"
 
     def frequency_variance(self, theta):
         """``n Var(theta_j)`` (module docstring), summed without cancellation: with ``P = P_in``,

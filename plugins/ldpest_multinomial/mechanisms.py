@@ -36,7 +36,7 @@ from ldpest.privacy.exact import (
 )
 from ldpest.privacy.noise import LatticeLaplace
 from ldpest.stats.binomial import AffineBinomialOracle
-from ldpest.stats.intervals import laplace_mean_kurtosis
+from ldpest.stats.intervals import laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import (
     check_categories,
@@ -373,6 +373,16 @@ class LaplaceOneHot(_CategoricalMechanism):
     def excess_kurtosis(self, theta, n):
         """Of theta_hat: Laplace noise (excess kurtosis 3 per report) in a mean of n reports."""
         return laplace_mean_kurtosis(theta, self._noise.variance, n)
+
+    def frequency_interval(self, result, level):
+        """Exact for n <= 10^4 with n (d + 1) <= 2^20 (:func:`ldpest.stats.intervals.one_hot_laplace_interval`): the
+        sum of category j over the reports is ``C_j + g N_j``, a binomial count plus the sum of n
+        lattice noises, whose law is computed exactly; beyond, None (the normal interval)."""
+        n = int(result.attrs["n"])
+        ends = one_hot_laplace_interval(self._noise, result["unprojected"].values * n, n, level)
+        if ends is None:
+            return None
+        return *ends, "exact (binomial count plus the exact law of the summed lattice noise)"
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""
