@@ -201,7 +201,8 @@ MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, la
                   "laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
-PROJECTION_HELP = ("frequency: simplex (default), positive (clip and renormalise), none; "
+PROJECTION_HELP = ("frequency: simplex (default), positive (clip and renormalise), mle (maximum likelihood: "
+                   "randomized-response), none; "
                    "histogram: positive (default), simplex, none; "
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."

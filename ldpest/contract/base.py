@@ -219,6 +219,12 @@ class FrequencyOracle(abc.ABC):
         Clopper-Pearson on :meth:`count_model`'s counts, else the normal interval."""
         return None
 
+    def frequency_mle(self, stats: Mapping[str, object], n: int) -> np.ndarray | None:
+        """Optional: the maximum-likelihood frequencies (on the simplex, under the implemented channel)
+        when the statistics are sufficient for them; the ``frequency`` estimator's ``projection="mle"``.
+        None (the default): not available from these statistics."""
+        return None
+
     def interval_counts(self, stats: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Optional: integer arrays over the categories that :meth:`frequency_interval` reads from the
         result, which keeps them as variables of that name (e.g. Hadamard response's

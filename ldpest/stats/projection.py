@@ -53,3 +53,26 @@ def project_positive(masses) -> np.ndarray:
     if total <= 0:
         return np.full_like(m, 1.0 / m.size)
     return positive / total
+
+
+def affine_count_mle(counts, offset: float) -> np.ndarray:
+    """The maximiser over the probability simplex of ``sum_j c_j log(offset + theta_j)`` (``offset > 0``):
+    the maximum-likelihood frequencies from counts ``c_j ~ Multinomial(n, gap (offset + theta_j))``,
+    as k-ary randomized response gives them (``offset = q / (p - q)``).
+
+    The problem is concave and separable under one constraint, so its KKT conditions give it in
+    closed form (docs/frequency-oracles.md): ``theta_j = max(0, t c_j - offset)`` with ``t`` the water level at
+    which the sum is 1.  With ``c`` sorted descending and ``S_k`` its cumulative sums,
+    ``t_k = (1 + k offset) / S_k`` and ``k`` the largest with ``c_k t_k > offset``.  O(d log d); where
+    every ``theta_j`` is positive it is the unbiased estimate."""
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 1 or c.sum() <= 0 or np.any(c < 0) or not offset > 0:
+        raise ValueError("affine_count_mle needs non-negative counts with a positive total and offset > 0")
+    ordered = -np.sort(-c)
+    k = np.arange(1, c.size + 1)
+    with np.errstate(divide="ignore"):
+        level = (1 + k * offset) / np.cumsum(ordered)  # inf while the leading counts are 0
+    active = ordered * level > offset
+    active[0] = True  # the largest count is always positive: it carries the whole mass if alone
+    top = c.size - np.argmax(active[::-1])  # the last k where the condition holds
+    return np.maximum(level[top - 1] * c - offset, 0.0)

@@ -15,6 +15,7 @@ from ldpest import (
     Estimator,
     FrequencyOracle,
     InconsistentEstimateWarning,
+    ParameterError,
     SufficientStats,
 )
 from ldpest.stats.projection import project_frequencies
@@ -72,17 +73,21 @@ class FrequencyEstimator(Estimator):
     ``projection="simplex"`` (default) then returns the Euclidean projection
     onto the probability simplex, which never increases the l2 error;
     ``"positive"`` clips at 0 and renormalises (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
-    post-processing; uniform if nothing is positive).
+    post-processing; uniform if nothing is positive); ``"mle"`` the maximum-likelihood frequencies
+    on the simplex where the oracle's statistics are sufficient for them
+    (:meth:`FrequencyOracle.frequency_mle`: randomized response, in closed form).
     ``unprojected`` and ``stderr`` (analytic, of the unprojected estimate)
     are kept in the result.
     """
 
     parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex), positive "
-                                    "(clip at 0 and renormalise: Norm-Mul, as multi-freq-ldpy does) or none"}
+                                    "(clip at 0 and renormalise: Norm-Mul, as multi-freq-ldpy does), mle (the "
+                                    "maximum-likelihood frequencies, where the statistics suffice: "
+                                    "randomized-response) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
-    projections = ("simplex", "positive", "none")
+    projections = ("simplex", "positive", "mle", "none")
 
     def __init__(self, *, projection="simplex"):
         self._set_params(projection=check_choice("projection", projection, self.projections))
@@ -95,7 +100,14 @@ class FrequencyEstimator(Estimator):
         model = mechanism.count_model(arrays)
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
-        estimate = project_frequencies(theta, projection)
+        if projection == "mle":
+            estimate = mechanism.frequency_mle(arrays, n)
+            if estimate is None:
+                raise ParameterError(f"projection='mle': the statistics of {mechanism.name!r} are not sufficient "
+                                     "for its maximum-likelihood estimate (available for randomized-response); "
+                                     "use 'simplex' or 'positive'")
+        else:
+            estimate = project_frequencies(theta, projection)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)
         return EstimateParts(
             variable="probability",

@@ -37,6 +37,7 @@ from ldpest.privacy.exact import (
 from ldpest.privacy.noise import LatticeLaplace
 from ldpest.stats.binomial import AffineBinomialOracle
 from ldpest.stats.intervals import laplace_mean_kurtosis, one_hot_laplace_interval
+from ldpest.stats.projection import affine_count_mle
 from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import (
     check_categories,
@@ -219,6 +220,11 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def binomial_model(self):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
         return self._q, self._p - self._q
+
+    def frequency_mle(self, stats, n):
+        """The counts are sufficient and ``Multinomial(n, (p - q) (q / (p - q) + theta))``: the MLE on the
+        simplex in closed form (:func:`ldpest.stats.projection.affine_count_mle`)."""
+        return affine_count_mle(stats["counts"], self._q / (self._p - self._q))
 
     def binomial_top_complement(self):
         """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""

@@ -246,7 +246,7 @@ def test_estimating_zero_reports_is_an_error():
 
 
 def test_unknown_projection_lists_the_choices():
-    with pytest.raises(ldpest.ParameterError, match="'simplex', 'positive', 'none'"):
+    with pytest.raises(ldpest.ParameterError, match="'simplex', 'positive', 'mle', 'none'"):
         ldpest.estimator("frequency", projection="l1")
 
 
