@@ -219,10 +219,12 @@ class FrequencyOracle(abc.ABC):
         Clopper-Pearson on :meth:`count_model`'s counts, else the normal interval."""
         return None
 
-    def frequency_mle(self, stats: Mapping[str, object], n: int) -> np.ndarray | None:
-        """Optional: the maximum-likelihood frequencies (on the simplex, under the implemented channel)
-        when the statistics are sufficient for them; the ``frequency`` estimator's ``projection="mle"``.
-        None (the default): not available from these statistics."""
+    def frequency_mle(self, stats: Mapping[str, object], n: int) -> tuple[np.ndarray, dict] | None:
+        """Optional: ``(theta, info)``, the maximum-likelihood frequencies (on the simplex, under the
+        implemented channel) when the statistics are sufficient for them, and how they were found
+        (``method``; iterative ones ``iterations``, ``likelihood_gap``, ``converged``), which the result
+        keeps as ``mle_*`` attributes; the ``frequency`` estimator's ``projection="mle"``.  None (the
+        default): not available from these statistics."""
         return None
 
     def interval_counts(self, stats: Mapping[str, object]) -> dict[str, np.ndarray]:

@@ -75,7 +75,8 @@ class FrequencyEstimator(Estimator):
     ``"positive"`` clips at 0 and renormalises (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
     post-processing; uniform if nothing is positive); ``"mle"`` the maximum-likelihood frequencies
     on the simplex where the oracle's statistics are sufficient for them
-    (:meth:`FrequencyOracle.frequency_mle`: randomized response, in closed form).
+    (:meth:`FrequencyOracle.frequency_mle`: randomized response in closed form, Hadamard response by
+    EM over its symbol histogram; the result's ``mle_*`` attributes say how).
     ``unprojected`` and ``stderr`` (analytic, of the unprojected estimate)
     are kept in the result.
     """
@@ -83,7 +84,7 @@ class FrequencyEstimator(Estimator):
     parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex), positive "
                                     "(clip at 0 and renormalise: Norm-Mul, as multi-freq-ldpy does), mle (the "
                                     "maximum-likelihood frequencies, where the statistics suffice: "
-                                    "randomized-response) or none"}
+                                    "randomized-response, hadamard-response) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
@@ -100,12 +101,20 @@ class FrequencyEstimator(Estimator):
         model = mechanism.count_model(arrays)
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
+        attrs = {}
         if projection == "mle":
-            estimate = mechanism.frequency_mle(arrays, n)
-            if estimate is None:
+            found = mechanism.frequency_mle(arrays, n)
+            if found is None:
                 raise ParameterError(f"projection='mle': the statistics of {mechanism.name!r} are not sufficient "
-                                     "for its maximum-likelihood estimate (available for randomized-response); "
-                                     "use 'simplex' or 'positive'")
+                                     "for its maximum-likelihood estimate (available for randomized-response and "
+                                     "hadamard-response); use 'simplex' or 'positive'")
+            estimate, info = found
+            attrs = {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value
+                     for key, value in info.items()}
+            if not info.get("converged", True):
+                warnings.warn(f"the maximum-likelihood iteration stopped after {info['iterations']} iterations with "
+                              f"the log-likelihood within {info['likelihood_gap']:.3g} of its maximum",
+                              EstimateWarning, stacklevel=2)
         else:
             estimate = project_frequencies(theta, projection)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)
@@ -121,6 +130,7 @@ class FrequencyEstimator(Estimator):
             count_map=None if model is None else (model[1], model[2], 1.0),
             excess_kurtosis=None if kurtosis is None else kurtosis(theta, n),
             extra={name: (("category",), values) for name, values in mechanism.interval_counts(arrays).items()},
+            attrs=attrs,
         )
 
     def interval(self, result, level):

@@ -224,7 +224,8 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def frequency_mle(self, stats, n):
         """The counts are sufficient and ``Multinomial(n, (p - q) (q / (p - q) + theta))``: the MLE on the
         simplex in closed form (:func:`ldpest.stats.projection.affine_count_mle`)."""
-        return affine_count_mle(stats["counts"], self._q / (self._p - self._q))
+        theta = affine_count_mle(stats["counts"], self._q / (self._p - self._q))
+        return theta, {"method": "closed form (water-filling over the counts)"}
 
     def binomial_top_complement(self):
         """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""

@@ -77,5 +77,70 @@ def test_mle_is_the_unbiased_estimate_inside_the_simplex():
 @pytest.mark.filterwarnings("ignore::ldpest.EstimateWarning")  # two reports say little: expected
 def test_mle_without_sufficient_counts_is_refused_clearly():
     mech = ldpest.mechanism("unary-randomized-response", epsilon=1.0, categories=["a", "b"])
-    with pytest.raises(ldpest.ParameterError, match="not sufficient .* randomized-response"):
+    with pytest.raises(ldpest.ParameterError, match="not sufficient .* randomized-response and hadamard-response"):
         ldpest.estimate(mech.privatize(["a", "b"], rng=1), ldpest.estimator("frequency", projection="mle"))
+
+
+def _hadamard_counts(d, epsilon, n, seed):
+    mech = ldpest.mechanism("hadamard-response", epsilon=epsilon, categories=list(range(d)))
+    truth = np.exp(-np.arange(d) / 3.0)
+    stats = ldpest.estimator("frequency").simulate(mech, truth / truth.sum(), n, np.random.default_rng(seed))
+    return mech, stats
+
+
+def _symbol_log_likelihood(mech, symbols, theta):
+    law = mech._symbol_law(theta)
+    used = symbols > 0
+    return float(symbols[used] @ np.log(law[used]))
+
+
+@pytest.mark.parametrize(("d", "epsilon", "n"),
+                         [(5, 1.0, 400), (20, 2.0, 10_000), (100, 4.0, 100_000), (300, 2.0, 1000)])
+def test_hadamard_mle_certifies_its_likelihood(d, epsilon, n):
+    """The result's Frank-Wolfe gap bounds the distance to the maximum; recomputed here from the channel
+    (``adjoint`` independently: Q(z | x) from ``channel()`` where it can be enumerated)."""
+    from ldpest.stats.likelihood import MLE_GAP
+
+    mech, stats = _hadamard_counts(d, epsilon, n, seed=d)
+    symbols = stats.arrays["symbols"]
+    est = ldpest.estimator("frequency", projection="mle")
+    result = est.finalize(ldpest.SufficientStats(est.statistics_spec_json, stats.mechanism_spec, n, stats.arrays))
+    theta = result["probability"].values
+    assert result.attrs["mle_converged"] == 1 and result.attrs["mle_likelihood_gap"] <= MLE_GAP
+    assert np.all(theta >= 0) and np.isclose(theta.sum(), 1.0)
+    if mech.symbols <= 1024:
+        channel = np.array(mech.channel().matrix, dtype=np.float64)  # (d, K)
+        law = theta @ channel
+        gradient = channel @ np.where(symbols > 0, symbols / law, 0.0)
+        assert n * (gradient.max() / n - 1) <= MLE_GAP * (1 + 1e-6) + 1e-9
+    unprojected = result["unprojected"].values
+    for other in (project_simplex(unprojected), project_positive(unprojected)):
+        assert _symbol_log_likelihood(mech, symbols, theta) >= _symbol_log_likelihood(mech, symbols, other) - MLE_GAP
+
+
+def test_generic_em_agrees_with_the_closed_form_of_randomized_response():
+    """The same EM, given randomized response's channel, finds the closed-form maximum."""
+    from ldpest.stats.likelihood import channel_count_mle
+
+    mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=list(range(30)))
+    truth = np.r_[0.6, 0.3, 0.1, np.zeros(27)]
+    counts = ldpest.estimator("frequency").simulate(mech, truth, 3000, np.random.default_rng(4)).arrays["counts"]
+    p, q = mech.p, mech.q
+    theta, info = channel_count_mle(counts, lambda t: q + (p - q) * t,
+                                    lambda w: q * w.sum() + (p - q) * w, 30, gap=1e-9)
+    closed, _ = mech.frequency_mle({"counts": counts}, 3000)
+    assert info["converged"]
+    np.testing.assert_allclose(theta, closed, atol=1e-5)
+    assert np.sum(counts * np.log(q + (p - q) * closed)) >= np.sum(counts * np.log(q + (p - q) * theta)) - 1e-9
+
+
+def test_an_unconverged_mle_warns(monkeypatch):
+    from ldpest.stats import likelihood
+
+    monkeypatch.setattr(likelihood, "MLE_MAX_ROUNDS", 1)
+    mech, stats = _hadamard_counts(50, 2.0, 10_000, seed=1)
+    est = ldpest.estimator("frequency", projection="mle")
+    with pytest.warns(ldpest.EstimateWarning, match="maximum-likelihood iteration stopped"):
+        result = est.finalize(ldpest.SufficientStats(est.statistics_spec_json, stats.mechanism_spec, 10_000,
+                                                     stats.arrays))
+    assert result.attrs["mle_converged"] == 0 and result.attrs["mle_iterations"] == 4
