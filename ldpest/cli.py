@@ -202,7 +202,7 @@ MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, la
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
 PROJECTION_HELP = ("frequency: simplex (default), positive (clip and renormalise), mle (maximum likelihood: "
-                   "randomized-response), none; "
+                   "randomized-response, hadamard-response), none; "
                    "histogram: positive (default), simplex, none; "
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."

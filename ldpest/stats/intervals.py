@@ -49,6 +49,7 @@ def laplace_mean_kurtosis(theta, noise_variance: float, n: int) -> np.ndarray:
 
 EXACT_NOISE_SUM_CELLS = 1 << 20  # (n + 1) x categories: beyond, the normal interval (n is then large)
 EXACT_NOISE_SUM_N = 10_000  # above, the normal interval (kurtosis-corrected) holds and costs nothing
+EXACT_NOISE_SUM_METHOD = "exact (binomial count plus the exact law of the summed lattice noise)"
 _TAIL_SCALES = 45.0  # noise beyond this many scales has probability below e^-45 ~ 3e-20
 _SUM_SPREAD = 10.0  # the summed noise is kept within 10 of its standard deviations (+ the tail above)
 

@@ -10,7 +10,7 @@ import numpy as np
 import ldpest
 from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
 from ldpest.stats.binomial import affine_binomial_stderr
-from ldpest.stats.intervals import laplace_mean_kurtosis, one_hot_laplace_interval
+from ldpest.stats.intervals import EXACT_NOISE_SUM_METHOD, laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.projection import project_positive, project_simplex
 from ldpest.util.validation import check_choice
 
@@ -120,7 +120,7 @@ class HistogramMean(_HistogramEstimator):
             return None
         lower, upper = np.zeros(unprojected.shape), np.zeros(unprojected.shape)
         lower[inside], upper[inside] = ends[0] / volume, ends[1] / volume
-        return lower, upper, "exact (binomial count plus the exact law of the summed lattice noise)"
+        return lower, upper, EXACT_NOISE_SUM_METHOD
 
     def _simulate_arrays(self, mechanism, counts, n, rng):
         # sum_i Z_ij = c_j + g * (sum of n iid lattice noises): exact

@@ -36,7 +36,7 @@ from ldpest.privacy.exact import (
 )
 from ldpest.privacy.noise import LatticeLaplace
 from ldpest.stats.binomial import AffineBinomialOracle
-from ldpest.stats.intervals import laplace_mean_kurtosis, one_hot_laplace_interval
+from ldpest.stats.intervals import EXACT_NOISE_SUM_METHOD, laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.projection import affine_count_mle
 from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import (
@@ -389,7 +389,7 @@ class LaplaceOneHot(_CategoricalMechanism):
         ends = one_hot_laplace_interval(self._noise, result["unprojected"].values * n, n, level)
         if ends is None:
             return None
-        return *ends, "exact (binomial count plus the exact law of the summed lattice noise)"
+        return *ends, EXACT_NOISE_SUM_METHOD
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""
