@@ -20,6 +20,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # noqa: E402
 
 from .util.errors import InconsistentEstimateWarning, LdpestError  # noqa: E402
+from .util.interrupt import was_interrupted  # noqa: E402
 
 
 class _Lazy:
@@ -92,6 +93,8 @@ def handles_errors(command):
         except (OSError, MemoryError) as exc:
             _fail(f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a bug: still no traceback (it may hold private values)
+            if was_interrupted(exc):  # Ctrl-C inside a compiled module's import surfaces as its ImportError
+                _fail("interrupted", code=130)
             _fail(f"internal error {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", code=1)
 
     return wrapper

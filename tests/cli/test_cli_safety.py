@@ -387,3 +387,49 @@ def test_ctrl_c_ends_with_one_line_and_no_partial_file(tmp_path, delay):
         pytest.skip("the command finished before the interrupt")
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["big.csv"]
+
+
+def test_ctrl_c_inside_a_compiled_import_is_still_an_interruption(monkeypatch):
+    """Ctrl-C that lands while a compiled module initialises reaches Python as that module's
+    ImportError ("initialization failed"); it must end as an interruption (130), not an internal error."""
+    import typer
+
+    from ldpest import _console
+    from ldpest.cli import handles_errors
+    from ldpest.util import interrupt
+
+    def lazy_import():
+        raise ImportError("initialization failed")
+
+    command = handles_errors(lazy_import)
+    monkeypatch.setattr(interrupt, "_sigint_received", False)
+    with pytest.raises(typer.Exit) as ended:
+        command()
+    assert ended.value.exit_code == 1  # without Ctrl-C it is a bug and says so
+    monkeypatch.setattr(interrupt, "_sigint_received", True)
+    with pytest.raises(typer.Exit) as ended:
+        command()
+    assert ended.value.exit_code == 130
+
+    monkeypatch.setattr("ldpest.cli.main", lazy_import)  # the console script imports the CLI after SIGINT
+    monkeypatch.setattr(_console, "record_sigint", lambda: None)
+    with pytest.raises(SystemExit) as ended:
+        _console.main()
+    assert ended.value.code == 130
+    monkeypatch.setattr(interrupt, "_sigint_received", False)
+    with pytest.raises(ImportError):
+        _console.main()
+
+
+def test_an_error_raised_while_handling_ctrl_c_is_an_interruption(monkeypatch):
+    from ldpest.util import interrupt
+
+    monkeypatch.setattr(interrupt, "_sigint_received", False)
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed")  # noqa: B904
+    except ImportError as exc:
+        assert interrupt.was_interrupted(exc)
+        assert not interrupt.was_interrupted(ImportError("initialization failed"))
