@@ -227,6 +227,25 @@ class FrequencyOracle(abc.ABC):
         default): not available from these statistics."""
         return None
 
+    def frequency_cross_covariance(self, theta, vector) -> np.ndarray:
+        """Optional: ``sum_{j != i} n Cov(theta_hat_i, theta_hat_j) vector_j`` for every ``i``, with data of
+        frequencies ``theta``: the off-diagonal covariance of the unbiased estimate times a vector, which
+        ``projection="auto"`` needs for its risk estimates (docs/frequency-oracles.md, "The default
+        estimate").  The default, ``-theta_i theta_j``, is exact where one report's coordinates are
+        independent given its input (unary encodings, one-hot Laplace) or pairwise as if so (local
+        hashing): the covariance is then that of the inputs' sampling alone.  Reports of a fixed size
+        (randomized response, subset selection) and Hadamard response override it."""
+        from ..stats.binomial import cross_covariance_product
+
+        return cross_covariance_product(theta, vector)
+
+    def frequency_mle_divergence(self, stats: Mapping[str, object], n: int, mle, covariance) -> float | None:
+        """Optional: ``tr(Sigma J)``, ``J`` the Jacobian of :meth:`frequency_mle` as a function of the
+        unbiased estimate and ``covariance`` (:class:`ldpest.stats.risk.CovarianceOperator`) its ``Sigma``,
+        for the Stein risk estimate of ``projection="auto"``.  None (the default): the MLE is not a smooth
+        function of the unbiased estimate (or not available), and ``"auto"`` does not consider it."""
+        return None
+
     def interval_counts(self, stats: Mapping[str, object]) -> dict[str, np.ndarray]:
         """Optional: integer arrays over the categories that :meth:`frequency_interval` reads from the
         result, which keeps them as variables of that name (e.g. Hadamard response's

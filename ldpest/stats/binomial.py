@@ -46,6 +46,32 @@ def affine_binomial_worst_cases(d: int, offset: float, gap: float) -> tuple[floa
     return float(total), float(pi * (1 - pi) / gap ** 2)
 
 
+def cross_covariance_product(theta, vector, c0: float = 0.0, c1: float = 0.0) -> np.ndarray:
+    """``sum_{j != i} (c0 + c1 (theta_i + theta_j) - theta_i theta_j) vector_j`` for every ``i``, in O(d):
+    :meth:`ldpest.FrequencyOracle.frequency_cross_covariance` for oracles whose ``n Cov(theta_hat_i,
+    theta_hat_j)`` has that form (:func:`inclusion_pair_covariance`; ``c0 = c1 = 0`` is the inputs'
+    multinomial sampling alone)."""
+    theta, vector = np.asarray(theta, dtype=np.float64), np.asarray(vector, dtype=np.float64)
+    others = vector.sum() - vector  # sum_{j != i} v_j
+    weighted = theta @ vector - theta * vector  # sum_{j != i} theta_j v_j
+    return c0 * others + c1 * (theta * others + weighted) - theta * weighted
+
+
+def inclusion_pair_covariance(p: float, q: float, both_given_one: float,
+                              both_given_neither: float) -> tuple[float, float]:
+    """``(c0, c1)`` of :func:`cross_covariance_product` for reports that are sets ``S``
+    with ``P(j in S | x) = p`` if ``x = j`` else ``q``, from the pair inclusions ``P(i, j in S | x = i)``
+    (``both_given_one``) and ``P(i, j in S | x not in {i, j})`` (``both_given_neither``).
+
+    With ``a = both_given_one - p q`` and ``b = both_given_neither - q^2``, one report's
+    ``Cov(1[i in S], 1[j in S]) = b + (a - b) (theta_i + theta_j) - (p - q)^2 theta_i theta_j``, so
+    ``n Cov(theta_hat_i, theta_hat_j) = c0 + c1 (theta_i + theta_j) - theta_i theta_j`` with
+    ``c0 = b / (p - q)^2`` and ``c1 = (a - b) / (p - q)^2``."""
+    gap2 = (p - q) ** 2
+    a, b = both_given_one - p * q, both_given_neither - q * q
+    return b / gap2, (a - b) / gap2
+
+
 class AffineBinomialOracle:
     """Mixin for frequency oracles whose statistic ``stats[count_statistic]`` has components
     ``Binomial(n, offset + gap theta_j)`` (randomized response, unary encodings, local hashing,

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract.base import Mechanism
+from ..contract.base import FrequencyOracle, Mechanism
 from ..contract.longitudinal import Longitudinal
 from ..contract.registry import mechanism_from_spec
 from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
+from .moments import frequency_moments_match_channel
 from .privacy import (
     _inputs_are_data,
     distribution_privacy,
@@ -124,11 +125,16 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         if back.spec != reports.spec or not np.array_equal(back.values, reports.values):
             fail("reports changed in a NetCDF round trip")
 
+    def frequency_moments():
+        frequency_moments_match_channel(mechanism, channel)
+
     privacy = ("exact_privacy", exact_privacy) if channel is not None else ("distribution_privacy", distributions)
     notes = {"distribution_privacy": f"{reason}: distribution tests instead of a proof"} if reason else {}
     named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
              ("rejects_bad_data", rejects_bad_data), privacy, ("distinguishing_audit", distinguishing_audit),
              ("vectorised", vectorised), ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
+    if isinstance(mechanism, FrequencyOracle) and channel is not None:
+        named.append(("frequency_moments", frequency_moments))
     if isinstance(mechanism, Longitudinal):
         named += longitudinal_checks(mechanism, data, seed)
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]

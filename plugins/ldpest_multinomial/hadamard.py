@@ -356,6 +356,19 @@ class HadamardResponse(_CategoricalMechanism):
         in_set = (blocks.sum(axis=1)[self._block_of] + fwht(blocks)[self._block_of, self._row_of]) / 2
         return self._beta * blocks.sum() + (self._alpha - self._beta) * in_set
 
+    def frequency_cross_covariance(self, theta, vector):
+        """For ``j != l`` in one block ``W_j W_l = H[r_j xor r_l, y]``, whose mean is ``g theta_k`` with ``k`` the
+        block's category of row ``r_j xor r_l`` (0 if that row is no category), so ``n Cov(theta_j, theta_l) =
+        theta_k / g - theta_j theta_l``; across blocks ``W_j W_l = 0`` and it is ``-theta_j theta_l``.  The sums
+        over ``l`` are XOR convolutions: three transforms per block."""
+        layout = self._layout
+        theta, vector = np.asarray(theta, dtype=np.float64), np.asarray(vector, dtype=np.float64)
+        rows_theta, rows_vector = np.zeros((2, layout.blocks, layout.width))
+        rows_theta[self._block_of, self._row_of] = theta
+        rows_vector[self._block_of, self._row_of] = vector
+        within = fwht(fwht(rows_theta) * fwht(rows_vector)) / layout.width  # row 0 holds no category: l = j adds 0
+        return within[self._block_of, self._row_of] / self._gap() - theta * (theta @ vector - theta * vector)
+
     def frequency_mle(self, stats, n):
         """The symbol histogram is sufficient: accelerated EM over it, O(K log b) per step, stopped when
         the log-likelihood is provably within 0.001 of its maximum

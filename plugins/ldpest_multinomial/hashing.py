@@ -52,7 +52,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, ParameterError, VariationRatio
 from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap
-from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product, inclusion_pair_covariance
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism, _row_blocks
@@ -62,6 +62,7 @@ MERSENNE_31 = (1 << 31) - 1  #: the default prime: residues and sums of two fit 
 MAX_HASH_RANGE = 1 << 20
 _DECODE_ROWS = 1 << 18  # rows per decoding block: the uint32 working set stays in cache
 _CHANNEL_LIMIT = 200_000
+_TRIPLE_LIMIT = 1 << 26  # seeds x categories^3 x hash values: the triple collisions are enumerated below
 _PRIVATIZE_ROWS = 1 << 14  # rows per privatise block: its temporaries stay in cache
 HASH_FAMILIES = ("universal", "xxh32")
 _SEED_MASK = (1 << 32) - 1
@@ -338,6 +339,39 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
                 residue += step  # < 2P < 2^32
                 np.subtract(residue, prime, out=shifted)
                 np.minimum(residue, shifted, out=residue)  # mod P: the subtraction wraps when residue < P
+
+    def frequency_cross_covariance(self, theta, vector):
+        """A report supports both ``i`` and ``l`` with probability ``p kappa`` when ``x`` is one of them, and
+        ``kappa o + (p - o) tau`` otherwise (``o = (1 - p) / (g - 1)``, ``tau = P(h(x) = h(i) = h(l))``)
+        (:func:`ldpest.stats.binomial.inclusion_pair_covariance`).  A pairwise-uniform family leaves ``tau``
+        depending on the triple; it is enumerated over every seed where that is cheap (small primes) and
+        taken as ``kappa^2`` otherwise, its mean over triples, which makes ``q* kappa`` the second
+        probability: an approximation of order ``1 / P`` for the default prime (and assumed for xxh32)."""
+        keep, support = float(self._support[0]), float(self._support[1])
+        kappa = float(self._kappa)
+        if self._xxh32 or self._prime ** 2 * self.d ** 3 * self._g > _TRIPLE_LIMIT:
+            c0, c1 = inclusion_pair_covariance(keep, support, keep * kappa, kappa * support)
+            return cross_covariance_product(theta, vector, c0, c1)
+        theta, vector = np.asarray(theta, dtype=np.float64), np.asarray(vector, dtype=np.float64)
+        other = (1 - keep) / (self._g - 1)
+        both = kappa * other + (keep - other) * self._triple_collisions()  # [x, i, l], used for x outside {i, l}
+        pi = support + (keep - support) * theta
+        pairs = keep * kappa * (theta[:, None] + theta[None, :]) + np.einsum("x,xil->il", theta, both)
+        index = np.arange(self.d)
+        pairs -= theta[:, None] * both[index, index, :] + theta[None, :] * both[index, :, index].T  # x = i, x = l
+        covariance = (pairs - np.outer(pi, pi)) / (keep - support) ** 2
+        np.fill_diagonal(covariance, 0.0)
+        return covariance @ vector
+
+    def _triple_collisions(self) -> np.ndarray:
+        """``P(h(x) = h(i) = h(l))`` over every seed ``(a, c)``, for every triple of categories."""
+        a, c = np.meshgrid(np.arange(1, self._prime), np.arange(self._prime), indexing="ij")
+        hashed = self.hash(a.ravel()[:, None], c.ravel()[:, None], np.arange(self.d)[None, :])
+        tau = np.zeros((self.d,) * 3)
+        for value in range(self._g):
+            hit = (hashed == value).astype(np.float64)
+            tau += np.einsum("sx,si,sl->xil", hit, hit, hit)
+        return tau / hashed.shape[0]
 
     count_statistic = "support"
 

@@ -35,9 +35,10 @@ from ldpest.privacy.exact import (
     words_below,
 )
 from ldpest.privacy.noise import LatticeLaplace
-from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product
 from ldpest.stats.intervals import EXACT_NOISE_SUM_METHOD, laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.projection import affine_count_mle
+from ldpest.stats.risk import affine_mle_divergence
 from ldpest.stats.sufficient import count_indices
 from ldpest.util.validation import (
     check_categories,
@@ -220,6 +221,19 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def binomial_model(self):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
         return self._q, self._p - self._q
+
+    def frequency_cross_covariance(self, theta, vector):
+        """One category per report: ``n Cov(theta_i, theta_j) = -pi_i pi_j / (p - q)^2``, i.e.
+        ``c0 = -r^2``, ``c1 = -r`` with ``r = q / (p - q)`` (:func:`ldpest.stats.binomial.cross_covariance_product`)."""
+        r = self._q / (self._p - self._q)
+        return cross_covariance_product(theta, vector, -r * r, -r)
+
+    def frequency_mle_divergence(self, stats, n, mle, covariance):
+        """The closed form ``theta_j = max(0, t (x_j + r) - r)`` on its support ``S`` (k categories),
+        ``t = (1 + k r) / (sum_S x + k r)``, has ``J_ij = t delta_ij - t^2 (x_i + r) / (1 + k r)`` over ``S``
+        (:func:`ldpest.stats.risk.affine_mle_divergence`)."""
+        theta, _ = self.frequency_estimate(stats, n)
+        return affine_mle_divergence(theta, mle, self._q / (self._p - self._q), covariance)
 
     def frequency_mle(self, stats, n):
         """The counts are sufficient and ``Multinomial(n, (p - q) (q / (p - q) + theta))``: the MLE on the

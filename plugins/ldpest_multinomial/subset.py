@@ -36,7 +36,12 @@ from ldpest.privacy.exact import (
     require_gap,
     too_small,
 )
-from ldpest.stats.binomial import AffineBinomialOracle, affine_binomial_worst_cases
+from ldpest.stats.binomial import (
+    AffineBinomialOracle,
+    affine_binomial_worst_cases,
+    cross_covariance_product,
+    inclusion_pair_covariance,
+)
 from ldpest.util.labels import smallest_index_dtype
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
@@ -286,6 +291,16 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     def binomial_model(self):
         """ones_j ~ Binomial(n, q + (p - q) theta_j)."""
         return self._q, self._p - self._q
+
+    def frequency_cross_covariance(self, theta, vector):
+        """Sets of ``omega`` categories: ``P(i, j in S | x = i) = P_in (omega - 1) / (d - 1)`` and, for ``x``
+        outside the pair, ``(P_in (omega - 1)(omega - 2) + (1 - P_in) omega (omega - 1)) / ((d - 1)(d - 2))``
+        (:func:`ldpest.stats.binomial.inclusion_pair_covariance`)."""
+        d, omega, p_in = self.d, self._omega, self._p
+        neither = 0.0 if d < 3 else (p_in * (omega - 1) * (omega - 2) + (1 - p_in) * omega * (omega - 1)) / (
+            (d - 1) * (d - 2))
+        c0, c1 = inclusion_pair_covariance(self._p, self._q, p_in * (omega - 1) / (d - 1), neither)
+        return cross_covariance_product(theta, vector, c0, c1)
 
     def binomial_top_complement(self):
         """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""

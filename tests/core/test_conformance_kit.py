@@ -83,6 +83,9 @@ def broken(fresh_registry):
     ("broken-half-noise", "distribution_privacy", "exceeds epsilon"),
     ("broken-looping", "vectorised", "per-record loop"),
     ("broken-global-random", "reproducible", "same seed gave different reports"),
+    ("broken-independent-covariance", "frequency_moments", "frequency_cross_covariance gives n Cov("),
+    ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
+    ("broken-late-variance", "frequency_moments", "frequency_variance at 'c'"),
 ])
 def test_broken_mechanisms_fail_with_a_message_saying_what_is_wrong(broken, name, check, message):
     mech = ldpest.mechanism(name, epsilon=1.0, categories=["a", "b", "c"])

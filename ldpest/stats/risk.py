@@ -1,0 +1,80 @@
+"""Stein's unbiased risk estimates of the projected frequency estimates (docs/frequency-oracles.md,
+"The default estimate").
+
+For ``x`` the unbiased estimate with covariance ``Sigma`` and ``g`` a weakly differentiable map,
+Stein's identity gives, when ``x`` is normal,
+
+    E ||g(x) - theta||^2 = E [ ||g(x) - x||^2 + 2 tr(Sigma J_g(x)) - tr(Sigma) ],
+
+``J_g`` the Jacobian of ``g``.  The bracket (SURE) is computable from ``x`` alone; at a fixed ``Sigma`` it is
+unbiased for Gaussian ``x`` and, with the central limit theorem, close to it for the counts of frequency
+oracles.  ``Sigma`` enters only through its diagonal and one product ``Sigma 1_S``
+(:class:`CovarianceOperator`), so every risk costs O(d) (plus the oracle's product).
+
+Each map is piecewise smooth; on its support ``S`` (the categories it leaves positive, ``k = |S|``):
+
+* simplex projection ``g = x - tau`` on ``S``: ``J = I - 1 1^T / k``, so
+  ``tr(Sigma J) = sum_S Sigma_ii - 1_S^T Sigma 1_S / k``;
+* clip and renormalise ``g = x / s`` on ``S = {x > 0}``, ``s = sum_S x``: ``J_ij = delta_ij / s - x_i / s^2``,
+  so ``tr(Sigma J) = sum_S Sigma_ii / s - x_S^T (Sigma 1_S)_S / s^2`` (0 where nothing is positive: uniform);
+* the closed-form MLE of randomized response (:func:`affine_mle_divergence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+class CovarianceOperator:
+    """``Sigma``, the covariance of an unbiased frequency estimate, as ``diagonal`` (its variances) and
+    ``Sigma @ v = diagonal * v + cross(v)``, ``cross`` an oracle's off-diagonal product
+    (:meth:`ldpest.FrequencyOracle.frequency_cross_covariance`, divided by n)."""
+
+    def __init__(self, variance, cross: Callable[[np.ndarray], np.ndarray]):
+        self.diagonal = np.asarray(variance, dtype=np.float64)
+        self._cross = cross
+
+    def __matmul__(self, vector) -> np.ndarray:
+        vector = np.asarray(vector, dtype=np.float64)
+        return self.diagonal * vector + self._cross(vector)
+
+
+def stein_risk(unbiased, estimate, variance, divergence: float) -> float:
+    """``||g(x) - x||^2 + 2 tr(Sigma J) - tr(Sigma)``: Stein's unbiased estimate of ``E ||g(x) - theta||^2``."""
+    difference = np.asarray(estimate, dtype=np.float64) - np.asarray(unbiased, dtype=np.float64)
+    return float(difference @ difference + 2 * divergence - np.sum(variance))
+
+
+def simplex_divergence(estimate, covariance: CovarianceOperator) -> float:
+    """``tr(Sigma J)`` of the Euclidean projection onto the simplex at a point it maps to ``estimate``."""
+    support = (np.asarray(estimate) > 0).astype(np.float64)
+    inside = covariance @ support
+    k = support.sum()
+    return float(support @ covariance.diagonal - support @ inside / k)
+
+
+def positive_divergence(unbiased, covariance: CovarianceOperator) -> float:
+    """``tr(Sigma J)`` of clip-and-renormalise (``max(x, 0) / sum max(x, 0)``) at ``x``."""
+    x = np.asarray(unbiased, dtype=np.float64)
+    support = (x > 0).astype(np.float64)
+    total = x @ support
+    if total <= 0:
+        return 0.0  # the uniform vector: a constant map
+    inside = covariance @ support
+    return float(support @ covariance.diagonal / total - (x * support) @ inside / total ** 2)
+
+
+def affine_mle_divergence(unbiased, mle, offset: float, covariance: CovarianceOperator) -> float:
+    """``tr(Sigma J)`` of the maximum-likelihood frequencies ``max(0, t (x_j + r) - r)`` of counts
+    ``Multinomial(n, gap (r + theta))`` (:func:`ldpest.stats.projection.affine_count_mle`, ``r = offset``), as
+    a function of the unbiased estimate ``x``: on the support ``S`` (``k`` categories) ``t = (1 + k r) /
+    (sum_S x + k r)`` and ``J_ij = t delta_ij - t^2 (x_i + r) / (1 + k r)``."""
+    x = np.asarray(unbiased, dtype=np.float64)
+    support = (np.asarray(mle) > 0).astype(np.float64)
+    k = support.sum()
+    t = (1 + k * offset) / (x @ support + k * offset)
+    inside = covariance @ support
+    return float(t * (support @ covariance.diagonal)
+                 - t * t / (1 + k * offset) * ((x + offset) * support) @ inside)

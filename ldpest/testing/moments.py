@@ -1,0 +1,52 @@
+"""The kit's exact check of a frequency oracle's declared moments against its finite channel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..contract.base import FrequencyOracle
+from .checks import fail
+
+MOMENT_OUTPUTS = 1 << 13  # channels with more outputs are not enumerated here
+MOMENT_TOLERANCE = 1e-9  # relative to the largest entry of the covariance of one report
+
+
+def frequency_moments_match_channel(mechanism: FrequencyOracle, channel) -> None:
+    """Enumerate ``channel``: the unbiased estimate from one report, ``x(z) = frequency_estimate(
+    frequency_statistics([z]), 1)``, has under data of frequencies ``theta`` the exact mean ``sum_z P(z) x(z)``
+    and covariance ``sum_z P(z) x(z) x(z)^T - theta theta^T`` (``P(z) = sum_x theta_x Q(z | x)``).  At two
+    skewed ``theta`` every category's mean must be ``theta``, every variance :meth:`frequency_variance`
+    (where declared) and every off-diagonal entry what :meth:`frequency_cross_covariance` gives for each
+    unit vector."""
+    outputs = channel.outputs
+    if len(outputs) > MOMENT_OUTPUTS:
+        return
+    categories = list(mechanism.categories)
+    if list(channel.inputs) != categories:
+        fail(f"the channel's inputs {list(channel.inputs)[:5]!r}... are not the categories {categories[:5]!r}...")
+    one_report = np.array([mechanism.frequency_estimate(mechanism.frequency_statistics(outputs[k:k + 1]), 1)[0]
+                           for k in range(len(outputs))])
+    d = len(categories)
+    law = channel.probabilities()
+    units = np.eye(d)
+    for theta in (np.arange(1, d + 1) ** 2 / np.sum(np.arange(1, d + 1) ** 2), np.eye(d)[-1] * 0.6 + 0.4 / d):
+        weights = theta @ law
+        mean = weights @ one_report
+        covariance = one_report.T @ (weights[:, None] * one_report) - np.outer(theta, theta)
+        scale = MOMENT_TOLERANCE * max(1.0, float(np.abs(covariance).max()))
+        if np.abs(mean - theta).max() > scale:
+            j = int(np.argmax(np.abs(mean - theta)))
+            fail(f"the estimate from one report is biased: its exact mean at {categories[j]!r} is {mean[j]:.12g}, "
+                 f"the frequency {theta[j]:.12g}")
+        if type(mechanism).frequency_variance is not FrequencyOracle.frequency_variance:
+            declared = np.asarray(mechanism.frequency_variance(theta), dtype=np.float64)
+            j = int(np.argmax(np.abs(np.diag(covariance) - declared)))
+            if abs(covariance[j, j] - declared[j]) > scale:
+                fail(f"frequency_variance at {categories[j]!r} is {declared[j]:.12g}, the channel gives "
+                     f"{covariance[j, j]:.12g}")
+        cross = np.column_stack([mechanism.frequency_cross_covariance(theta, unit) for unit in units])
+        off = covariance - np.diag(np.diag(covariance))
+        i, j = np.unravel_index(int(np.argmax(np.abs(cross - off))), off.shape)
+        if abs(cross[i, j] - off[i, j]) > scale:
+            fail(f"frequency_cross_covariance gives n Cov({categories[i]!r}, {categories[j]!r}) = {cross[i, j]:.12g}, "
+                 f"the channel {off[i, j]:.12g}")
