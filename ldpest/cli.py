@@ -177,6 +177,12 @@ def _check_picture(path: Path | None) -> None:
         _fail(f"{path}: draw pictures to .png or .pdf")
 
 
+def _projection_choice(result) -> str:
+    """`` (chosen by auto: ...)`` where ``projection="auto"`` chose the estimate."""
+    rule = str(result.attrs.get("projection_rule", ""))
+    return " (chosen by auto: lowest estimated risk)" if rule.startswith("auto:") else ""
+
+
 def _summary(result, level: float) -> str:
     name = results.estimate_variable(result)
     table = result_files.result_table(result)  # the caller has added the intervals at this level
@@ -191,7 +197,8 @@ def _summary(result, level: float) -> str:
     subject = name + long_name[long_name.index(" of "):] if long_name.startswith(f"estimated {name} of ") else name
     head = (f"{subject}{f' [{units}]' if units and units != '1' else ''} by {result.attrs['estimator']} from "
             f"{result.attrs['mechanism']} (epsilon={result.attrs['epsilon']}, n={result.attrs['n']}, "
-            f"projection={result.attrs['projection']}; lower/upper: {level:.0%} {method} interval of "
+            f"projection={result.attrs['projection']}{_projection_choice(result)}; lower/upper: {level:.0%} {method} "
+            f"interval of "
             f"{'the ' + name if covers == name else 'the ' + covers + ' estimate'})")
     if "weights" in result.attrs:
         head += (f"\ndesign-weighted: {result.attrs['weights']}; sum of weights {result.attrs['weight_sum']:.6g}, "
@@ -204,8 +211,8 @@ MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, la
                   "laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
-PROJECTION_HELP = ("frequency: simplex (default), positive (clip and renormalise), mle (maximum likelihood: "
-                   "randomized-response, hadamard-response), none; "
+PROJECTION_HELP = ("frequency: auto (default: per result, the lowest estimated risk), simplex, positive (clip "
+                   "and renormalise), mle (maximum likelihood: randomized-response, hadamard-response), none; "
                    "histogram: positive (default), simplex, none; "
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."

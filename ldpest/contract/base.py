@@ -227,17 +227,15 @@ class FrequencyOracle(abc.ABC):
         default): not available from these statistics."""
         return None
 
-    def frequency_cross_covariance(self, theta, vector) -> np.ndarray:
+    def frequency_cross_covariance(self, theta, vector) -> np.ndarray | None:
         """Optional: ``sum_{j != i} n Cov(theta_hat_i, theta_hat_j) vector_j`` for every ``i``, with data of
         frequencies ``theta``: the off-diagonal covariance of the unbiased estimate times a vector, which
         ``projection="auto"`` needs for its risk estimates (docs/frequency-oracles.md, "The default
-        estimate").  The default, ``-theta_i theta_j``, is exact where one report's coordinates are
-        independent given its input (unary encodings, one-hot Laplace) or pairwise as if so (local
-        hashing): the covariance is then that of the inputs' sampling alone.  Reports of a fixed size
-        (randomized response, subset selection) and Hadamard response override it."""
-        from ..stats.binomial import cross_covariance_product
-
-        return cross_covariance_product(theta, vector)
+        estimate"); the conformance kit checks it against the enumerated channel.  Where one report's
+        coordinates are independent given its input (unary encodings, one-hot Laplace), it is the
+        inputs' sampling alone, ``-theta_i theta_j``: :func:`ldpest.stats.binomial.cross_covariance_product`
+        computes that and the other common forms.  None (the default): not declared."""
+        return None
 
     def frequency_mle_divergence(self, stats: Mapping[str, object], n: int, mle, covariance) -> float | None:
         """Optional: ``tr(Sigma J)``, ``J`` the Jacobian of :meth:`frequency_mle` as a function of the

@@ -87,11 +87,11 @@ def _estimate_weighted(reports, estimator, weights):
 
     if not isinstance(reports, Reports) or reports.lazy:
         raise ParameterError("weights go with in-memory ldpest.Reports (one weight per report)")
-    projection = "simplex"
+    projection = "auto"
     if isinstance(estimator, Estimator):
         if estimator.name != "frequency":
             raise ParameterError(f"weights: the weighted estimate is of frequencies, not {estimator.name!r}")
-        projection = estimator.params.get("projection", "simplex")
+        projection = estimator.params.get("projection", "auto")
     elif estimator not in (None, "frequency"):
         raise ParameterError(f"weights: the weighted estimate is of frequencies, not {estimator!r}")
     return estimate_weighted(reports, weights, projection=projection)

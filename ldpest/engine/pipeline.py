@@ -243,7 +243,7 @@ def estimate_weighted_path(path, weight_column: str, *, mechanism: Mechanism | N
     values = _whole_column(source, columns, column_kind(mechanism, False, codes))
     weights = _whole_column(source, [weight_column], "float")
     reports = located(source, 0, Reports.from_array, values, mechanism, codes)
-    return located(source, 0, lambda: estimate_weighted(reports, weights, projection=projection or "simplex"))
+    return located(source, 0, lambda: estimate_weighted(reports, weights, projection=projection or "auto"))
 
 
 def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimator_params, **options):

@@ -50,7 +50,7 @@ def check_weights(weights, n: int) -> np.ndarray:
     return weights
 
 
-def estimate_weighted(reports, weights, *, projection: str = "simplex"):
+def estimate_weighted(reports, weights, *, projection: str = "auto"):
     """The Hajek frequency estimate of reports ``reports`` with design ``weights`` (module docstring),
     as ldpest's result Dataset (``probability``, ``unprojected``, ``stderr``; attrs ``weights``)."""
     from ..contract.registry import estimator as registered_estimator
@@ -60,8 +60,11 @@ def estimate_weighted(reports, weights, *, projection: str = "simplex"):
         raise ParameterError(f"weights: mechanism {mechanism.name!r} has no per-report support to weight; design "
                              "weights work with randomized-response, unary-randomized-response, subset-selection "
                              "and local-hashing")
-    if projection not in ("simplex", "positive", "none"):
-        raise ParameterError(f"projection must be simplex, positive or none, got {projection!r}")
+    if projection not in ("auto", "simplex", "positive", "none"):
+        raise ParameterError(f"projection must be auto, simplex, positive or none, got {projection!r}")
+    rule = {}
+    if projection == "auto":  # the choice by estimated risk simulates unweighted statistics
+        projection, rule = "simplex", {"projection_rule": "auto: simplex, the only candidate for design weights"}
     values = reports.values
     n = int(np.shape(values)[0])
     if n < 2:
@@ -88,6 +91,6 @@ def estimate_weighted(reports, weights, *, projection: str = "simplex"):
         projection=projection,
         unprojected=theta,
         stderr_method="linearization (design weights)",
-        attrs={"weights": METHOD, "weight_sum": total, "effective_n": total ** 2 / squares},
+        attrs={"weights": METHOD, "weight_sum": total, "effective_n": total ** 2 / squares, **rule},
     )
     return build_dataset(parts, mechanism=mechanism, estimator=estimator, n=n)

@@ -323,12 +323,8 @@ class DiscreteLaplaceLaw:
         extra[active] = rng.negative_binomial(with_carry[active], 1.0 - tau)
         total = carry * (with_carry + extra)
         digits = np.arange(carry, dtype=np.int64)
-        flat_total = total.reshape(-1)
-        for i, (a, b) in enumerate(zip(no_carry.reshape(-1), with_carry.reshape(-1), strict=True)):
-            if a:
-                flat_total[i] += rng.multinomial(a, body[1:] / body[1:].sum()) @ digits[1:]
-            if b:
-                flat_total[i] += rng.multinomial(b, body / body.sum()) @ digits
+        total += (rng.multinomial(no_carry, body[1:] / body[1:].sum()) @ digits[1:]).reshape(total.shape)
+        total += (rng.multinomial(with_carry, body / body.sum()) @ digits).reshape(total.shape)
         return total
 
 

@@ -10,8 +10,10 @@ the value stays in one state every report is the same, so ``epsilon_inf = epsilo
 instantaneous randomisation); a value that moves to another state draws that state's response.
 
 Unbiased frequencies (``frequency`` estimator): ``theta_v = k / (n d) sum_i 1[v in J_i] (b_i - q) /
-(p - q)``, ``q = 1 - p``, with ``n Var = (k / d) (pi (1 - q)^2 + (1 - pi) q^2) / (p - q)^2 - theta_v``,
-``pi = q + (p - q) theta_v``, which is ``(k / d) p q / (p - q)^2 + (k / d - 1) theta_v``.
+(p - q)``, ``q = 1 - p``, with ``n Var = (k / d) (pi (1 - q)^2 + (1 - pi) q^2) / (p - q)^2 - theta_v^2``,
+``pi = q + (p - q) theta_v``, which is ``(k / d) p q / (p - q)^2 + theta_v (k / d - theta_v)`` (the value of
+each report drawn from theta, as for every oracle; the form before 2026-12 had ``- theta_v`` for
+``- theta_v^2``, the variance given the values, too small by ``theta_v (1 - theta_v)``).
 The buckets are sampled by sequential selection from a word each
 (the r-th unsampled bucket, ``r`` = word modulo the buckets left: a bias below ``k / 2^64`` that does
 not depend on the value, so privacy does not depend on it); the channel uses their exact law.
@@ -206,13 +208,13 @@ class DBitFlip(Longitudinal, FrequencyOracle, Mechanism):
         return theta, np.sqrt(self.frequency_variance(np.clip(theta, 0, 1)) / n)
 
     def frequency_variance(self, theta):
-        """``n Var(theta_hat_v) = (k / d) p q / (p - q)^2 + (k / d - 1) theta_v`` (the module
+        """``n Var(theta_hat_v) = (k / d) p q / (p - q)^2 + theta_v (k / d - theta_v)`` (the module
         docstring's form with ``q = 1 - p``, free of cancellation: positive even where ``p`` rounds to 1),
         from the implemented ``p`` and its exact complement."""
         k, d = len(self.categories), self.d
         p, q = float(self._p), float(1 - self._p)
         theta = np.asarray(theta, dtype=np.float64)
-        return (k / d) * p * q / (p - q) ** 2 + (k / d - 1) * theta
+        return (k / d) * p * q / (p - q) ** 2 + theta * (k / d - theta)
 
     def worst_case_variance(self):
         k = len(self.categories)

@@ -18,11 +18,24 @@ from ldpest import (
     ParameterError,
     SufficientStats,
 )
-from ldpest.stats.projection import project_frequencies
+from ldpest.stats.projection import project_frequencies, project_positive, project_simplex
+from ldpest.stats.risk import (
+    CovarianceOperator,
+    estimate_seed,
+    gaussian_sampler,
+    plug_in_risks,
+    positive_divergence,
+    simplex_divergence,
+    stein_risk,
+)
 from ldpest.util.validation import check_choice
 
 INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
 UNINFORMATIVE_WIDTH = 0.5  # a 95% interval at least this wide says little about a frequency
+AUTO_DRAWS = 20  # projection='auto': simulations at each plug-in truth
+AUTO_REGRET = 2.0  # ... and how much worse than another candidate Stein's choice may be at one of them
+AUTO_MARGIN = 0.1  # ... or how much better than it another must be at both, to overrule it
+AUTO_GAUSSIAN_LIMIT = 1024  # categories up to which an oracle without exact simulation is simulated as normal
 
 
 def _least_consistent(theta, stderr, n: int, model) -> tuple[int, float]:
@@ -66,31 +79,177 @@ def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, mo
             "needs", EstimateWarning, stacklevel=2)
 
 
-class FrequencyEstimator(Estimator):
-    """Unbiased category frequencies from any frequency-oracle mechanism.
+def _mle(mechanism, arrays, n: int):
+    """The oracle's maximum-likelihood frequencies and their ``mle_*`` attributes (warning if unconverged)."""
+    found = mechanism.frequency_mle(arrays, n)
+    if found is None:
+        raise ParameterError(f"projection='mle': the statistics of {mechanism.name!r} are not sufficient "
+                             "for its maximum-likelihood estimate (available for randomized-response and "
+                             "hadamard-response); use 'auto', 'simplex' or 'positive'")
+    estimate, info = found
+    if not info.get("converged", True):
+        warnings.warn(f"the maximum-likelihood iteration stopped after {info['iterations']} iterations with "
+                      f"the log-likelihood within {info['likelihood_gap']:.3g} of its maximum",
+                      EstimateWarning, stacklevel=3)
+    return estimate, {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value
+                      for key, value in info.items()}
 
-    The mechanism supplies its linear debiasing (``frequency_estimate``);
-    ``projection="simplex"`` (default) then returns the Euclidean projection
-    onto the probability simplex, which never increases the l2 error;
-    ``"positive"`` clips at 0 and renormalises (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
-    post-processing; uniform if nothing is positive); ``"mle"`` the maximum-likelihood frequencies
-    on the simplex where the oracle's statistics are sufficient for them
-    (:meth:`FrequencyOracle.frequency_mle`: randomized response in closed form, Hadamard response by
-    EM over its symbol histogram; the result's ``mle_*`` attributes say how).
-    ``unprojected`` and ``stderr`` (analytic, of the unprojected estimate)
-    are kept in the result.
+
+def _unbiased_variance(mechanism, theta, stderr, n: int) -> np.ndarray:
+    """``Var(theta_hat_j)`` estimated without bias where the oracle declares it: ``n Var_j = A_j(theta) -
+    theta_j^2`` with ``A_j`` affine (every built-in oracle), so ``E[n Var_j(theta_hat)] = (n - 1) Var_j`` and
+    ``frequency_variance(theta_hat) / (n - 1)`` is unbiased; else the squared standard errors.  The plug-in
+    at a clipped or projected estimate is biased by a few percent where epsilon is small, which moves the
+    risk estimates by more than the differences between the candidates."""
+    if n < 2:
+        return np.asarray(stderr, dtype=np.float64) ** 2
+    try:
+        return np.asarray(mechanism.frequency_variance(theta), dtype=np.float64) / (n - 1)
+    except NotImplementedError:
+        return np.asarray(stderr, dtype=np.float64) ** 2
+
+
+def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str, np.ndarray, dict]:
+    """``projection="auto"``: ``(name, estimate, attrs)`` of the candidate with the lowest estimated risk
+    (docs/frequency-oracles.md, "The default estimate").
+
+    Candidates: the simplex projection, clip-and-renormalise, and the maximum-likelihood frequencies where
+    the oracle gives their divergence (randomized response).  Two estimates of each candidate's risk:
+
+    * Stein's unbiased risk estimate (:mod:`ldpest.stats.risk`), where the oracle declares its covariance
+      (:meth:`FrequencyOracle.frequency_cross_covariance`): unbiased, but noisy where epsilon is small;
+    * the parametric bootstrap at two plug-in truths, the simplex and the clip-and-renormalise estimates
+      (``AUTO_DRAWS`` simulations each, by the oracle's ``bootstrap_frequency_statistics`` or exact
+      ``simulate_frequency_statistics``, else a normal law with its covariance up to ``AUTO_GAUSSIAN_LIMIT``
+      categories): steady, but biased by its plug-in.
+
+    Stein's choice stands unless the bootstrap finds another candidate at least ``AUTO_MARGIN`` less risky
+    at both plug-in truths, or finds Stein's choice more than ``AUTO_REGRET`` times worse than the best at
+    one of them while another is steadier.  The bootstrap's seed is a function of the statistics, so the
+    choice is reproducible."""
+    declared = mechanism.frequency_cross_covariance(theta, np.zeros_like(theta)) is not None
+    covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
+                                    lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n)
+    with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
+    candidates = _candidates(mechanism, arrays, n, theta, with_mle)
+    risks = _stein_risks(mechanism, arrays, n, theta, candidates, covariance) if declared else {}
+    estimates = {name: value[0] if name == "mle" else value for name, value in candidates.items()}
+    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in candidates)
+    found = None
+    if draw is not None:
+        rng = np.random.default_rng(estimate_seed(theta, n))
+        found = [plug_in_risks(truth, draw, AUTO_DRAWS, rng) for truth in (estimates["simplex"], estimates["positive"])]
+    chosen, by = _choose(risks, found, list(estimates), how)
+    attrs = {"projection_rule": f"auto: {chosen} of {', '.join(estimates)}, by {by}",
+             **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
+    if chosen == "mle":
+        attrs.update({f"mle_{key}": value for key, value in candidates["mle"][1].items()})
+    return chosen, estimates[chosen], attrs
+
+
+def _stein_risks(mechanism, arrays, n: int, theta, candidates: dict, covariance) -> dict[str, float]:
+    """Stein's unbiased risk estimate of each candidate (drops ``mle`` if the oracle gives no divergence)."""
+    divergences = {"simplex": simplex_divergence(candidates["simplex"], covariance),
+                   "positive": positive_divergence(theta, covariance)}
+    if "mle" in candidates:
+        divergence = mechanism.frequency_mle_divergence(arrays, n, candidates["mle"][0], covariance)
+        if divergence is None:
+            del candidates["mle"]
+        else:
+            divergences["mle"] = divergence
+    return {name: stein_risk(theta, candidates[name][0] if name == "mle" else candidates[name], covariance.diagonal,
+                             divergence) for name, divergence in divergences.items()}
+
+
+def _choose(risks: dict, found: list | None, names: list, how: str | None) -> tuple[str, str]:
+    """``(candidate, why)`` from the Stein risks (may be empty) and the bootstrap risks at the two plug-in
+    truths (None without a simulation); see :func:`lowest_risk_estimate`."""
+    if found is None:
+        if risks:
+            return min(risks, key=risks.get), "the lowest Stein unbiased risk estimate"
+        return "simplex", "default: the oracle declares neither its covariance nor a simulation"
+    # a candidate the simulation cannot give (mle from normal draws) is never preferred by it
+    ratios = {name: max(at.get(name, np.inf) / max(min(at.values()), 1e-300) for at in found) for name in names}
+    steadiest = min(ratios, key=ratios.get)  # ties: the first, the simplex projection
+    if not risks:
+        return steadiest, f"the parametric bootstrap ({how}): the smallest worst ratio to the best at its plug-ins"
+    chosen = min(risks, key=risks.get)
+    better = [name for name in names if all(at.get(name, np.inf) <= (1 - AUTO_MARGIN) * at.get(chosen, np.inf)
+                                            for at in found)]
+    if better:
+        pick = min(better, key=ratios.get)
+        return pick, (f"the parametric bootstrap ({how}): {pick} has at least {AUTO_MARGIN:.0%} less risk than the "
+                      f"lowest Stein estimate, {chosen}, at both plug-in truths")
+    if ratios[chosen] > AUTO_REGRET * ratios[steadiest]:
+        return steadiest, (f"the parametric bootstrap ({how}): the lowest Stein estimate, {chosen}, is "
+                           f"{ratios[chosen]:.3g} times the best at one plug-in truth")
+    return chosen, "the lowest Stein unbiased risk estimate"
+
+
+def _candidates(mechanism, arrays, n: int, theta, with_mle: bool) -> dict:
+    """The candidate estimates from statistics (``mle`` as the oracle's ``(theta, info)``)."""
+    candidates = {"simplex": project_simplex(theta), "positive": project_positive(theta)}
+    if with_mle:
+        found = mechanism.frequency_mle(arrays, n)
+        if found is not None:
+            candidates["mle"] = found
+    return candidates
+
+
+def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
+    """``(draw, how)``: ``draw(truth, rng)`` gives the candidates' estimates from one simulation of the
+    statistics of n reports at ``truth``; ``(None, None)`` where the oracle cannot be simulated (no
+    simulation, and no declared covariance or too many categories for a normal one)."""
+    simulate = getattr(mechanism, "bootstrap_frequency_statistics", None) or getattr(
+        mechanism, "simulate_frequency_statistics", None)
+    if simulate is not None:
+        def exact(truth, rng):
+            arrays = simulate(truth, n, rng)
+            theta, _ = mechanism.frequency_estimate(arrays, n)
+            found = _candidates(mechanism, arrays, n, theta, with_mle)
+            return {name: value[0] if name == "mle" else value for name, value in found.items()}
+        return exact, f"{AUTO_DRAWS} simulations of the statistics each"
+    d = len(mechanism.categories)
+    if covariance is None or d > AUTO_GAUSSIAN_LIMIT:
+        return None, None
+    sample = gaussian_sampler(covariance, d)
+
+    def normal(truth, rng):
+        theta = sample(truth, rng)
+        return {"simplex": project_simplex(theta), "positive": project_positive(theta)}
+    return normal, f"{AUTO_DRAWS} normal simulations each"
+
+
+class FrequencyEstimator(Estimator):
+    """Category frequencies from any frequency-oracle mechanism.
+
+    The mechanism supplies its linear unbiased estimate (``frequency_estimate``), which ``unprojected``
+    and ``stderr`` (analytic, of the unprojected estimate) keep in the result.  ``probability`` is, by
+    ``projection``:
+
+    * ``"auto"`` (default): per result, the candidate below with the lowest estimated risk
+      (:func:`lowest_risk_estimate`); ``attrs["projection"]`` names it and ``projection_rule`` says why;
+    * ``"simplex"``: the Euclidean projection onto the probability simplex (Norm-Sub), which never
+      increases the l2 error;
+    * ``"positive"``: clip at 0 and renormalise (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
+      post-processing; uniform if nothing is positive);
+    * ``"mle"``: the maximum-likelihood frequencies on the simplex where the oracle's statistics are
+      sufficient for them (:meth:`FrequencyOracle.frequency_mle`: randomized response in closed form,
+      Hadamard response by EM over its symbol histogram; the result's ``mle_*`` attributes say how);
+    * ``"none"``: the unbiased estimate.
     """
 
-    parameter_help = {"projection": "simplex (the Euclidean projection onto the probability simplex), positive "
-                                    "(clip at 0 and renormalise: Norm-Mul, as multi-freq-ldpy does), mle (the "
-                                    "maximum-likelihood frequencies, where the statistics suffice: "
-                                    "randomized-response, hadamard-response) or none"}
+    parameter_help = {"projection": "auto (default: per result, the lowest estimated risk of simplex, positive "
+                                    "and, for randomized-response, mle), simplex (the Euclidean projection onto "
+                                    "the probability simplex), positive (clip at 0 and renormalise: Norm-Mul, as "
+                                    "multi-freq-ldpy does), mle (the maximum-likelihood frequencies, where the "
+                                    "statistics suffice: randomized-response, hadamard-response) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
-    projections = ("simplex", "positive", "mle", "none")
+    projections = ("auto", "simplex", "positive", "mle", "none")
 
-    def __init__(self, *, projection="simplex"):
+    def __init__(self, *, projection="auto"):
         self._set_params(projection=check_choice("projection", projection, self.projections))
 
     def _aggregate(self, mechanism, values):
@@ -102,19 +261,10 @@ class FrequencyEstimator(Estimator):
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         projection = self._params["projection"]
         attrs = {}
-        if projection == "mle":
-            found = mechanism.frequency_mle(arrays, n)
-            if found is None:
-                raise ParameterError(f"projection='mle': the statistics of {mechanism.name!r} are not sufficient "
-                                     "for its maximum-likelihood estimate (available for randomized-response and "
-                                     "hadamard-response); use 'simplex' or 'positive'")
-            estimate, info = found
-            attrs = {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value
-                     for key, value in info.items()}
-            if not info.get("converged", True):
-                warnings.warn(f"the maximum-likelihood iteration stopped after {info['iterations']} iterations with "
-                              f"the log-likelihood within {info['likelihood_gap']:.3g} of its maximum",
-                              EstimateWarning, stacklevel=2)
+        if projection == "auto":
+            projection, estimate, attrs = lowest_risk_estimate(mechanism, arrays, n, theta, stderr)
+        elif projection == "mle":
+            estimate, attrs = _mle(mechanism, arrays, n)
         else:
             estimate = project_frequencies(theta, projection)
         kurtosis = getattr(mechanism, "excess_kurtosis", None)

@@ -324,6 +324,10 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     count_statistic = "ones"
 
+    def frequency_cross_covariance(self, theta, vector):
+        """Coordinates flipped independently given the input: only the inputs' sampling, ``-theta_i theta_j``."""
+        return cross_covariance_product(theta, vector)
+
     def binomial_model(self):
         """ones_j ~ Binomial(n, 1 - p + (2p - 1) theta_j), from the integer threshold (``1 - p`` stays
         positive where ``p`` rounds to 1)."""
@@ -377,6 +381,10 @@ class LaplaceOneHot(_CategoricalMechanism):
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
 
+    def frequency_cross_covariance(self, theta, vector):
+        """Noise independent across coordinates: only the inputs' sampling, ``-theta_i theta_j``."""
+        return cross_covariance_product(theta, vector)
+
     def frequency_variance(self, theta):
         """``theta_j (1 - theta_j) + v``, v the exact variance of the lattice noise."""
         theta = np.asarray(theta, dtype=np.float64)
@@ -404,6 +412,14 @@ class LaplaceOneHot(_CategoricalMechanism):
         if ends is None:
             return None
         return *ends, EXACT_NOISE_SUM_METHOD
+
+    def bootstrap_frequency_statistics(self, theta, n, rng):
+        """For ``projection="auto"``'s parametric bootstrap: the exact counts ``c ~ Mult(n, theta)`` plus the
+        noise sum drawn from the normal law with its exact variance ``n v`` (rounded to the lattice), in
+        O(d); the exact law of the sum (:meth:`simulate_frequency_statistics`) costs O(table) per category."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+        noise = np.rint(rng.normal(0.0, math.sqrt(n * self._noise.variance), counts.shape) / self._noise.step)
+        return {"sums": ExactSum.of((counts + self._noise.step * noise)[None, :])}
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""

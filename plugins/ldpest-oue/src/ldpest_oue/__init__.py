@@ -35,7 +35,7 @@ from ldpest.privacy.exact import (
     smallest_threshold,
     too_small,
 )
-from ldpest.stats.binomial import AffineBinomialOracle
+from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product
 from ldpest.util.validation import check_categories, check_epsilon
 
 
@@ -99,6 +99,10 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
     # AffineBinomialOracle supplies the estimate, its standard error, exact intervals and the
     # declared variances (which let ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE).
     count_statistic = "ones"
+
+    def frequency_cross_covariance(self, theta, vector):
+        """Coordinates flipped independently given the input: only the inputs' sampling, ``-theta_i theta_j``."""
+        return cross_covariance_product(theta, vector)
 
     def binomial_model(self):
         """ones_j ~ Binomial(n, q + (p - q) theta_j): theta_j = (ones_j / n - q) / (p - q)."""
