@@ -134,6 +134,10 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     candidates = _candidates(mechanism, arrays, n, theta, with_mle)
     risks = _stein_risks(mechanism, arrays, n, theta, candidates, covariance) if declared else {}
     estimates = {name: value[0] if name == "mle" else value for name, value in candidates.items()}
+    if all(np.allclose(estimate, estimates["simplex"], rtol=0, atol=1e-12) for estimate in estimates.values()):
+        return "simplex", estimates["simplex"], {  # nothing to choose: the unbiased estimate is a distribution
+            "projection_rule": f"auto: simplex of {', '.join(estimates)}, which agree",
+            **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
     draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in candidates)
     found = None
     if draw is not None:

@@ -120,3 +120,15 @@ def test_design_weights_take_the_simplex_projection_and_say_so():
     result = ldpest.estimate(reports, weights=np.ones(300))
     assert result.attrs["projection"] == "simplex"
     assert "design weights" in result.attrs["projection_rule"]
+
+
+def test_nothing_is_simulated_when_the_candidates_agree(monkeypatch):
+    """An unbiased estimate that is already a distribution is every candidate: auto takes it at once."""
+    from ldpest_multinomial import estimator as module
+
+    mechanism = ldpest.mechanism("randomized-response", epsilon=4.0, categories=["a", "b", "c"])
+    reports = mechanism.privatize(np.array(["a", "b", "c"] * 1000, dtype=object), rng=6)
+    monkeypatch.setattr(module, "plug_in_risks", lambda *args: pytest.fail("simulated although nothing to choose"))
+    result = ldpest.estimate(reports)
+    assert result.attrs["projection_rule"] == "auto: simplex of simplex, positive, mle, which agree"
+    np.testing.assert_allclose(result["probability"].values, result["unprojected"].values, atol=1e-12)
