@@ -91,8 +91,12 @@ def _mle(mechanism, arrays, n: int):
         warnings.warn(f"the maximum-likelihood iteration stopped after {info['iterations']} iterations with "
                       f"the log-likelihood within {info['likelihood_gap']:.3g} of its maximum",
                       EstimateWarning, stacklevel=3)
-    return estimate, {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value
-                      for key, value in info.items()}
+    return estimate, _mle_attrs(info)
+
+
+def _mle_attrs(info: dict) -> dict:
+    """The oracle's MLE ``info`` as result attributes ``mle_*`` (booleans as 0/1, which files keep)."""
+    return {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value for key, value in info.items()}
 
 
 def _unbiased_variance(mechanism, theta, stderr, n: int) -> np.ndarray:
@@ -131,14 +135,13 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
                                     lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n)
     with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
-    candidates = _candidates(mechanism, arrays, n, theta, with_mle)
-    risks = _stein_risks(mechanism, arrays, n, theta, candidates, covariance) if declared else {}
-    estimates = {name: value[0] if name == "mle" else value for name, value in candidates.items()}
+    estimates, mle_info = _candidates(mechanism, arrays, n, theta, with_mle)
+    risks = _stein_risks(mechanism, arrays, n, theta, estimates, covariance) if declared else {}
     if all(np.allclose(estimate, estimates["simplex"], rtol=0, atol=1e-12) for estimate in estimates.values()):
         return "simplex", estimates["simplex"], {  # nothing to choose: the unbiased estimate is a distribution
             "projection_rule": f"auto: simplex of {', '.join(estimates)}, which agree",
             **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
-    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in candidates)
+    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in estimates)
     found = None
     if draw is not None:
         rng = np.random.default_rng(estimate_seed(theta, n))
@@ -147,22 +150,22 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     attrs = {"projection_rule": f"auto: {chosen} of {', '.join(estimates)}, by {by}",
              **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
     if chosen == "mle":
-        attrs.update({f"mle_{key}": value for key, value in candidates["mle"][1].items()})
+        attrs.update(_mle_attrs(mle_info))
     return chosen, estimates[chosen], attrs
 
 
-def _stein_risks(mechanism, arrays, n: int, theta, candidates: dict, covariance) -> dict[str, float]:
+def _stein_risks(mechanism, arrays, n: int, theta, estimates: dict, covariance) -> dict[str, float]:
     """Stein's unbiased risk estimate of each candidate (drops ``mle`` if the oracle gives no divergence)."""
-    divergences = {"simplex": simplex_divergence(candidates["simplex"], covariance),
+    divergences = {"simplex": simplex_divergence(estimates["simplex"], covariance),
                    "positive": positive_divergence(theta, covariance)}
-    if "mle" in candidates:
-        divergence = mechanism.frequency_mle_divergence(arrays, n, candidates["mle"][0], covariance)
+    if "mle" in estimates:
+        divergence = mechanism.frequency_mle_divergence(arrays, n, estimates["mle"], covariance)
         if divergence is None:
-            del candidates["mle"]
+            del estimates["mle"]
         else:
             divergences["mle"] = divergence
-    return {name: stein_risk(theta, candidates[name][0] if name == "mle" else candidates[name], covariance.diagonal,
-                             divergence) for name, divergence in divergences.items()}
+    return {name: stein_risk(theta, estimates[name], covariance.diagonal, divergence)
+            for name, divergence in divergences.items()}
 
 
 def _choose(risks: dict, found: list | None, names: list, how: str | None) -> tuple[str, str]:
@@ -190,14 +193,14 @@ def _choose(risks: dict, found: list | None, names: list, how: str | None) -> tu
     return chosen, "the lowest Stein unbiased risk estimate"
 
 
-def _candidates(mechanism, arrays, n: int, theta, with_mle: bool) -> dict:
-    """The candidate estimates from statistics (``mle`` as the oracle's ``(theta, info)``)."""
-    candidates = {"simplex": project_simplex(theta), "positive": project_positive(theta)}
-    if with_mle:
-        found = mechanism.frequency_mle(arrays, n)
-        if found is not None:
-            candidates["mle"] = found
-    return candidates
+def _candidates(mechanism, arrays, n: int, theta, with_mle: bool) -> tuple[dict, dict]:
+    """The candidate estimates from statistics, and the oracle's ``info`` on its MLE (empty without one)."""
+    estimates = {"simplex": project_simplex(theta), "positive": project_positive(theta)}
+    found = mechanism.frequency_mle(arrays, n) if with_mle else None
+    if found is None:
+        return estimates, {}
+    estimates["mle"] = found[0]
+    return estimates, found[1]
 
 
 def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
@@ -210,8 +213,7 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
         def exact(truth, rng):
             arrays = simulate(truth, n, rng)
             theta, _ = mechanism.frequency_estimate(arrays, n)
-            found = _candidates(mechanism, arrays, n, theta, with_mle)
-            return {name: value[0] if name == "mle" else value for name, value in found.items()}
+            return _candidates(mechanism, arrays, n, theta, with_mle)[0]
         return exact, f"{AUTO_DRAWS} simulations of the statistics each"
     d = len(mechanism.categories)
     if covariance is None or d > AUTO_GAUSSIAN_LIMIT:
