@@ -390,8 +390,15 @@ class Estimator(_Configurable, abc.ABC):
         if stats.n == 0:
             raise DataError("no reports: at least one report is needed to estimate")
         mechanism = mechanism_from_spec_json(stats.mechanism_spec)
-        parts = self._finalize(mechanism, stats.arrays, stats.n)
-        return build_dataset(parts, mechanism=mechanism, estimator=self, n=stats.n)
+        return build_dataset(self.parts(mechanism, stats.arrays, stats.n), mechanism=mechanism, estimator=self,
+                             n=stats.n)
+
+    def parts(self, mechanism: Mechanism, arrays: Mapping[str, object], n: int):
+        """The estimate as plain arrays (:class:`ldpest.EstimateParts`) from the total statistics ``arrays``
+        of ``n`` reports of ``mechanism``: what :meth:`finalize` labels.  For estimators built on another's
+        (the histogram estimators on a frequency oracle's estimate of the cells)."""
+        self.check_accepts(mechanism)
+        return self._finalize(mechanism, arrays, n)
 
     def interval(self, result, level: float):
         """Optional: the estimator's own intervals at ``level`` for the estimate its ``stderr``

@@ -105,6 +105,11 @@ class CubicPartition:
         grid[self.members] = values
         return grid.reshape(self.shape)
 
+    def from_grid(self, grid: np.ndarray) -> np.ndarray:
+        """The inverse of :meth:`to_grid`: the (N,) per-cell values of a bounding-grid array."""
+        flat = np.asarray(grid).reshape(-1)
+        return flat if self.members is None else flat[self.members]
+
     # -- lookup -------------------------------------------------------------------
     def locate(self, points: np.ndarray) -> np.ndarray:
         """Cell number (0..N-1) of each row of ``points`` (n, d); -1 outside every cell.

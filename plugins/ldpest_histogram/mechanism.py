@@ -1,4 +1,4 @@
-"""The ``laplace-histogram`` mechanism (MATH.md section 2)."""
+"""The partition the histogram mechanisms share, and ``laplace-histogram`` (MATH.md section 2)."""
 
 from __future__ import annotations
 
@@ -33,48 +33,35 @@ def _sequence(name: str, value) -> list[float]:
     return values
 
 
-class LaplaceHistogram(Mechanism):
-    """One-hot indicator of the cell holding ``x``, plus Laplace noise on every cell.
+PARTITION_HELP = {"low": "a box partition: the lower corner, one number per dimension",
+                  "high": "a box partition: the upper corner, one number per dimension",
+                  "bins": "cells per dimension: an integer, a list of d integers, or 'auto' with expected_n",
+                  "radius": "a ball partition: the radius of the ball whose cells are kept (with h)",
+                  "h": "a ball partition: the side of the cubic cells, or 'auto' with expected_n",
+                  "d": "a ball partition: the dimension",
+                  "center": "a ball partition: the centre of the ball (default the origin)",
+                  "expected_n": "the number of reports an 'auto' size is tuned for",
+                  "names": "the names of the dimensions (the input columns), for the result's dims"}
 
-    ``Z_j = 1{x in A_j} + sigma_W zeta_j`` with unit-variance Laplace ``zeta``
-    and ``sigma_W = 2^(3/2) / epsilon`` (Laplace scale ``2 / epsilon``), drawn
-    on a lattice (:mod:`ldpest.privacy.noise`): exactly epsilon-LDP, since one-hot
-    vectors (or the zero vector, for points outside every cell) differ by at
-    most 2 in l1.  A point outside every cell sends pure noise; privatise
-    warns with their count (:class:`ldpest.DataDroppedWarning`).
 
-    Parameters (keyword-only): ``epsilon``; a box ``low``, ``high`` (length d)
-    with ``bins`` (int, d ints, or "auto" with ``expected_n``), or a ball
-    ``radius`` with ``h`` (or "auto" with ``expected_n``), ``d`` and optional
-    ``center``; ``names``: the d input names used as result dims.
-    """
+class PartitionMechanism(Mechanism):
+    """A mechanism over the cells of a cubic partition (:class:`ldpest.stats.partition.CubicPartition`) of
+    a box (``low``, ``high``, ``bins``) or of the cells meeting a ball (``radius``, ``h``, ``d``,
+    ``center``); ``names`` the d input names used as result dims.  Subclasses call
+    :meth:`_set_partition` and privatise the cell numbers that :meth:`locate_cells` gives."""
 
-    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report",
-                      "low": "a box partition: the lower corner, one number per dimension",
-                      "high": "a box partition: the upper corner, one number per dimension",
-                      "bins": "cells per dimension: an integer, a list of d integers, or 'auto' with expected_n",
-                      "radius": "a ball partition: the radius of the ball whose cells are kept (with h)",
-                      "h": "a ball partition: the side of the cubic cells, or 'auto' with expected_n",
-                      "d": "a ball partition: the dimension",
-                      "center": "a ball partition: the centre of the ball (default the origin)",
-                      "expected_n": "the number of reports an 'auto' size is tuned for",
-                      "names": "the names of the dimensions (the input columns), for the result's dims"}
-    name = "laplace-histogram"
-    example_params = {"low": [0], "high": [1], "bins": 10}
     family = "histogram"
     default_estimator = "histogram-cdf"
-    report_dims = ("report", "cell")
 
-    def __init__(self, *, epsilon, low=None, high=None, bins=None, radius=None, h=None, d=None,
-                 center=None, expected_n=None, names=None):
-        epsilon = check_epsilon(epsilon)
-        params = {"epsilon": epsilon}
+    def _set_partition(self, params: dict, *, low, high, bins, radius, h, d, center, expected_n, names) -> dict:
+        """Validate the partition parameters, build the partition and add them to ``params``."""
+        epsilon = params["epsilon"]
         if expected_n is not None:
             params["expected_n"] = expected_n = check_positive_int("expected_n", expected_n)
         box = low is not None or high is not None or bins is not None
         ball = radius is not None or h is not None
         if box == ball:
-            raise ParameterError("laplace-histogram needs either low, high and bins (a box) or radius and h (a ball)")
+            raise ParameterError(f"{self.name} needs either low, high and bins (a box) or radius and h (a ball)")
         if box:
             if low is None or high is None or bins is None:
                 raise ParameterError("a box partition needs low, high and bins")
@@ -112,12 +99,8 @@ class LaplaceHistogram(Mechanism):
             if len(set(names)) != dim:
                 raise ParameterError(f"names must be distinct, got {names!r}")
             params["names"] = list(names)
-        try:
-            self._set_params(**params)
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from None
         self._partition = partition
-        self._noise = LatticeLaplace(epsilon, 2.0, on_lattice=True, one_level=True)
+        return params
 
     @staticmethod
     def _resolve_bins(bins, dim, epsilon, expected_n, low, high) -> list[int]:
@@ -142,10 +125,6 @@ class LaplaceHistogram(Mechanism):
         return self._partition
 
     @property
-    def noise(self) -> LatticeLaplace:
-        return self._noise
-
-    @property
     def d(self) -> int:
         return self._partition.d
 
@@ -153,12 +132,15 @@ class LaplaceHistogram(Mechanism):
     def dims(self) -> list[str]:
         return self._params.get("names") or [f"x{i + 1}" for i in range(self.d)]
 
-    def report_columns(self) -> list[str]:
-        return [f"cell_{j}" for j in range(self._partition.size)]
-
-    # -- client side -----------------------------------------------------------
-    def encode_data(self, data) -> np.ndarray:
+    def locate_cells(self, data) -> np.ndarray:
+        """The cell number (0..N-1) of every point of ``data`` ((n, d) numbers, or 1-D when d = 1), -1 for
+        points outside every cell; a DataError for anything else."""
         points = np.asarray(data)
+        if points.dtype.kind == "O":
+            try:
+                points = points.astype(np.float64)
+            except (TypeError, ValueError):
+                raise DataError(f"data for {self.name!r} must be numbers") from None
         if points.dtype.kind not in "iuf":
             raise DataError(f"data for {self.name!r} must be numbers, got dtype {points.dtype}")
         points = points.astype(np.float64, copy=False)
@@ -168,7 +150,56 @@ class LaplaceHistogram(Mechanism):
             width = points.shape[1] if points.ndim == 2 else points.ndim
             raise DataError(f"data has {width} column(s) but the partition is {self.d}-dimensional")
         check_finite("data", points)
-        cells = self._partition.locate(points)
+        return self._partition.locate(points)
+
+    def cell_probabilities(self, sample: np.ndarray) -> np.ndarray:
+        """Empirical cell masses of raw points (length N + 1: the last is outside)."""
+        cells = self._partition.locate(np.asarray(sample, dtype=np.float64).reshape(-1, self.d))
+        counts = np.bincount(np.where(cells < 0, self._partition.size, cells), minlength=self._partition.size + 1)
+        return counts / counts.sum()
+
+
+class LaplaceHistogram(PartitionMechanism):
+    """One-hot indicator of the cell holding ``x``, plus Laplace noise on every cell.
+
+    ``Z_j = 1{x in A_j} + sigma_W zeta_j`` with unit-variance Laplace ``zeta``
+    and ``sigma_W = 2^(3/2) / epsilon`` (Laplace scale ``2 / epsilon``), drawn
+    on a lattice (:mod:`ldpest.privacy.noise`): exactly epsilon-LDP, since one-hot
+    vectors (or the zero vector, for points outside every cell) differ by at
+    most 2 in l1.  A point outside every cell sends pure noise; privatise
+    warns with their count (:class:`ldpest.DataDroppedWarning`).
+
+    Parameters (keyword-only): ``epsilon``; a box ``low``, ``high`` (length d)
+    with ``bins`` (int, d ints, or "auto" with ``expected_n``), or a ball
+    ``radius`` with ``h`` (or "auto" with ``expected_n``), ``d`` and optional
+    ``center``; ``names``: the d input names used as result dims.
+    """
+
+    parameter_help = {"epsilon": "privacy level epsilon > 0 of each report", **PARTITION_HELP}
+    name = "laplace-histogram"
+    example_params = {"low": [0], "high": [1], "bins": 10}
+    report_dims = ("report", "cell")
+
+    def __init__(self, *, epsilon, low=None, high=None, bins=None, radius=None, h=None, d=None,
+                 center=None, expected_n=None, names=None):
+        params = self._set_partition({"epsilon": check_epsilon(epsilon)}, low=low, high=high, bins=bins,
+                                     radius=radius, h=h, d=d, center=center, expected_n=expected_n, names=names)
+        try:
+            self._set_params(**params)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+        self._noise = LatticeLaplace(self.epsilon, 2.0, on_lattice=True, one_level=True)
+
+    @property
+    def noise(self) -> LatticeLaplace:
+        return self._noise
+
+    def report_columns(self) -> list[str]:
+        return [f"cell_{j}" for j in range(self._partition.size)]
+
+    # -- client side -----------------------------------------------------------
+    def encode_data(self, data) -> np.ndarray:
+        cells = self.locate_cells(data)
         outside = int((cells < 0).sum())
         if outside:
             warnings.warn(
@@ -184,9 +215,3 @@ class LaplaceHistogram(Mechanism):
         width = self._partition.size
         values = check_report_matrix(values, width, self.name, f"{width} cells")
         return check_finite("reports", values.astype(np.float64))
-
-    def cell_probabilities(self, sample: np.ndarray) -> np.ndarray:
-        """Empirical cell masses of raw points (length N + 1: the last is outside)."""
-        cells = self._partition.locate(np.asarray(sample, dtype=np.float64).reshape(-1, self.d))
-        counts = np.bincount(np.where(cells < 0, self._partition.size, cells), minlength=self._partition.size + 1)
-        return counts / counts.sum()
