@@ -207,13 +207,14 @@ def _summary(result, level: float) -> str:
 
 
 MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, laplace, local-hashing, "
-                  "subset-selection, hadamard-response, auto (frequencies); laplace-histogram; linf-sampling, "
+                  "subset-selection, hadamard-response, auto (frequencies); laplace-histogram, oracle-histogram "
+                  "(densities over cells; -p 'oracle=\"unary-randomized-response\"'); linf-sampling, "
                   "laplace-series (densities); or a plugin's (ldpest plugins NAME shows its parameters).")
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
 PROJECTION_HELP = ("frequency: auto (default: per result, the lowest estimated risk), simplex, positive (clip "
                    "and renormalise), mle (maximum likelihood: randomized-response, hadamard-response), none; "
-                   "histogram: positive (default), simplex, none; "
+                   "histogram: positive (default), simplex, none; oracle-histogram reports also auto, mle; "
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."
 ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")

@@ -1,5 +1,6 @@
 """The ``histogram-mean`` (Duchi et al. f-hat) and ``histogram-cdf``
-(Gyorfi-Kroll f-tilde) estimators (MATH.md section 2)."""
+(Gyorfi-Kroll f-tilde) estimators (MATH.md section 2), of ``laplace-histogram`` reports and of
+``oracle-histogram`` reports, whose cells a frequency oracle estimates (:mod:`.cells`)."""
 
 from __future__ import annotations
 
@@ -8,31 +9,57 @@ import json
 import numpy as np
 
 import ldpest
-from ldpest import DataError, EstimateParts, Estimator, ExactSum, SufficientStats
+from ldpest import DataError, EstimateParts, Estimator, ExactSum, ParameterError, SufficientStats
 from ldpest.stats.binomial import affine_binomial_stderr
 from ldpest.stats.intervals import EXACT_NOISE_SUM_METHOD, laplace_mean_kurtosis, one_hot_laplace_interval
 from ldpest.stats.projection import project_positive, project_simplex
 from ldpest.util.validation import check_choice
 
-PROJECTIONS = ("simplex", "positive", "none")
+from . import cells
+from .oracle import OracleHistogram
+
+PROJECTIONS = ("simplex", "positive", "none", "auto", "mle")
+ORACLE_ONLY = ("auto", "mle")  # the frequency estimator's choices, for the cells of oracle-histogram reports
 
 
 class _HistogramEstimator(Estimator):
     family = "histogram"
-    accepts = ("laplace-histogram",)
+    accepts = ("laplace-histogram", "oracle-histogram")
     default_projection = "simplex"
 
-    parameter_help = {"projection": "positive (Gyorfi-Kroll), simplex (Euclidean onto the simplex) or none"}
+    parameter_help = {"projection": "positive (Gyorfi-Kroll), simplex (Euclidean onto the simplex) or none; "
+                                    "for oracle-histogram reports also auto (the lowest estimated risk) and mle "
+                                    "(maximum likelihood, where the oracle's statistics suffice)"}
 
     def __init__(self, *, projection=None):
         projection = self.default_projection if projection is None else projection
         self._set_params(projection=check_choice("projection", projection, PROJECTIONS))
 
-    # masses mu_j with their standard errors, from the totals
+    def check_accepts(self, mechanism) -> None:
+        super().check_accepts(mechanism)
+        projection = self._params["projection"]
+        if projection in ORACLE_ONLY and not isinstance(mechanism, OracleHistogram):
+            raise ParameterError(f"projection={projection!r} chooses among a frequency oracle's estimates: it needs "
+                                 f"oracle-histogram reports; {mechanism.name} takes simplex, positive or none")
+
+    _check_mechanism = check_accepts
+
+    def _aggregate(self, mechanism, values):
+        if isinstance(mechanism, OracleHistogram):
+            return mechanism.oracle.frequency_statistics(values)
+        return self._noisy_aggregate(mechanism, values)
+
+    # laplace-histogram: the statistics of a chunk of noisy one-hot reports
+    def _noisy_aggregate(self, mechanism, values):
+        raise NotImplementedError
+
+    # laplace-histogram: masses mu_j with their standard errors, from the totals
     def _masses(self, mechanism, arrays, n):
         raise NotImplementedError
 
     def _finalize(self, mechanism, arrays, n):
+        if isinstance(mechanism, OracleHistogram):
+            return cells.oracle_parts(mechanism, arrays, n, self._params["projection"])
         partition = mechanism.partition
         masses, mass_se = self._masses(mechanism, arrays, n)
         count, count_map, kurtosis = self._interval_parts(mechanism, arrays, masses, n)
@@ -44,25 +71,37 @@ class _HistogramEstimator(Estimator):
         else:
             projected = masses
         volume = partition.cell_volume
-        dims = tuple(mechanism.dims)
-        extra = {"mass": (dims, partition.to_grid(projected))}
-        if partition.members is not None:
-            extra["in_partition"] = (dims, partition.grid_mask())
+        dims, coords, bounds, extra = cells.geometry(mechanism)
+        extra["mass"] = (dims, partition.to_grid(projected))
         return EstimateParts(
             variable="density",
             estimate=partition.to_grid(projected / volume),
             stderr=partition.to_grid(mass_se / volume),
             dims=dims,
-            coords={dim: partition.axis_centres(i) for i, dim in enumerate(dims)},
+            coords=coords,
             projection=projection,
             unprojected=partition.to_grid(masses / volume),
-            bounds={dim: partition.axis_edges(i) for i, dim in enumerate(dims)},
+            bounds=bounds,
             extra=extra,
             attrs={"cell_volume": volume, "cells": partition.size},
             count=None if count is None else partition.to_grid(count, fill=-1).astype(np.int64),
             count_map=None if count_map is None else (*count_map, 1.0 / volume),
             excess_kurtosis=None if kurtosis is None else partition.to_grid(kurtosis),
         )
+
+    def interval(self, result, level):
+        """Of the unprojected densities: oracle-histogram reports take their oracle's own intervals
+        (:func:`.cells.oracle_interval`); laplace-histogram reports :meth:`_noisy_interval`.  None: the core's
+        Clopper-Pearson interval on the result's ``count``, else the normal interval."""
+        if result.variables["stderr"].attrs.get("estimate") != "unprojected":
+            return None
+        mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
+        if isinstance(mechanism, OracleHistogram):
+            return cells.oracle_interval(mechanism, result, level)
+        return self._noisy_interval(mechanism, result, level)
+
+    def _noisy_interval(self, mechanism, result, level):
+        return None
 
     def simulate(self, mechanism, cell_probabilities, n: int, rng) -> SufficientStats:
         """Exact draw of the sufficient statistics of ``n`` reports in O(cells).
@@ -79,8 +118,10 @@ class _HistogramEstimator(Estimator):
             mu = np.append(mu, max(0.0, 1.0 - mu.sum()))
         if mu.size != size + 1 or np.any(mu < 0) or abs(mu.sum() - 1) > 1e-9:
             raise DataError(f"cell_probabilities must be {size} (or {size + 1}) non-negative numbers summing to 1")
-        counts = rng.multinomial(n, mu / mu.sum())[:size]
-        arrays = self._simulate_arrays(mechanism, counts, n, rng)
+        if isinstance(mechanism, OracleHistogram):
+            arrays = cells.simulate_oracle(mechanism, mu / mu.sum(), n, rng)
+        else:
+            arrays = self._simulate_arrays(mechanism, rng.multinomial(n, mu / mu.sum())[:size], n, rng)
         return SufficientStats(self.statistics_spec_json, mechanism.spec_json, n, arrays)
 
 
@@ -94,7 +135,7 @@ class HistogramMean(_HistogramEstimator):
 
     name = "histogram-mean"
 
-    def _aggregate(self, mechanism, values):
+    def _noisy_aggregate(self, mechanism, values):
         return {"sums": ExactSum.of(values, step=mechanism.noise.step)}
 
     def _masses(self, mechanism, arrays, n):
@@ -105,13 +146,10 @@ class HistogramMean(_HistogramEstimator):
     def _interval_parts(self, mechanism, arrays, masses, n):
         return None, None, laplace_mean_kurtosis(masses, mechanism.noise.variance, n)
 
-    def interval(self, result, level):
+    def _noisy_interval(self, mechanism, result, level):
         """Exact for n <= 10^4 with n (cells + 1) <= 2^20: each cell's sum is a binomial count plus the sum of n
         lattice noises, whose law is computed exactly
         (:func:`ldpest.stats.intervals.one_hot_laplace_interval`); beyond, None (the normal interval)."""
-        if result.variables["stderr"].attrs.get("estimate") != "unprojected":
-            return None
-        mechanism = ldpest.mechanism_from_spec(json.loads(result.attrs["mechanism_spec"]))
         n, volume = int(result.attrs["n"]), float(result.attrs["cell_volume"])
         unprojected = result["unprojected"].values
         inside = result["in_partition"].values if "in_partition" in result else np.ones(unprojected.shape, bool)
@@ -148,7 +186,7 @@ class HistogramCdf(_HistogramEstimator):
         half = round(0.5 / noise.step)  # 1/2 is a lattice point
         return noise.cdf_steps(half), noise.cdf_steps(-half)
 
-    def _aggregate(self, mechanism, values):
+    def _noisy_aggregate(self, mechanism, values):
         return {"below_half": (values <= 0.5).sum(axis=0, dtype=np.int64)}
 
     def _masses(self, mechanism, arrays, n):

@@ -38,5 +38,6 @@ class Histogram(ldpest.Family):
 
     def expected(self, estimator, mechanism, data):
         cells = mechanism.encode_data(data)
-        masses = np.bincount(cells[cells >= 0], minlength=mechanism.partition.size) / len(cells)
+        inside = cells[(cells >= 0) & (cells < mechanism.partition.size)]  # oracle-histogram: N is outside
+        masses = np.bincount(inside, minlength=mechanism.partition.size) / len(cells)
         return "unprojected", mechanism.partition.to_grid(masses / mechanism.partition.cell_volume)
