@@ -70,6 +70,21 @@ test_that("histograms: densities on dims named after the columns", {
   expect_equal(length(ldp_estimate(one)), 4)
 })
 
+test_that("histograms whose cells a frequency oracle sends: oracle-histogram", {
+  set.seed(2)
+  age <- c(runif(3000, 18, 90), runif(1000, 90, 100))
+  r <- ldp_privatize(data.frame(age = age), "oracle-histogram", epsilon = 2, low = 18, high = 90, bins = 6,
+                     oracle = "unary-randomized-response", seed = 5)
+  d <- ldp_estimate(r, projection = "none")
+  expect_equal(names(dimnames(d)), "age")
+  expect_equal(attr(d, "oracle"), "unary-randomized-response")
+  expect_lt(abs(attr(d, "outside_unprojected") - 0.25), 5 * attr(d, "outside_stderr"))
+  a <- ldp_estimate(r, estimator = "histogram-mean", projection = "auto")
+  expect_true(attr(a, "projection") %in% c("simplex", "positive"))
+  expect_error(ldp_privatize(age, "oracle-histogram", epsilon = 1, low = 18, high = 90, bins = 6, oracle = "duchi"),
+               "the oracle must be a frequency oracle", class = "ldpest_error")
+})
+
 test_that("series densities on a grid with coefficients", {
   r <- ldp_privatize(rbeta(3000, 2, 2), "linf-sampling", epsilon = 1, basis = "trigonometric", k = 5, seed = 4)
   d <- ldp_estimate(r, estimator_params = list(grid = 50))
