@@ -2,6 +2,7 @@
 "Cells sent by a frequency oracle")."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -139,6 +140,29 @@ def test_the_outside_mass_is_estimated_without_bias():
     sd = np.sqrt(mech.oracle.frequency_variance(truth)[-1] / n)
     assert abs(values.mean() - 0.3) <= 5 * sd / np.sqrt(reps)
     assert abs(values.std() / sd - 1) <= 5 * np.sqrt(0.5 / reps)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 50.0])
+@pytest.mark.parametrize("n", [1, 10, 30])
+@pytest.mark.parametrize("oracle", ORACLES)
+def test_small_n_extreme_epsilon_and_a_boundary_truth_give_positive_stderr_and_ordered_intervals(oracle, n, epsilon):
+    """Every point in the first cell (a truth on the boundary of the simplex): the estimate exists, every standard
+    error is positive and finite (never a keep probability rounded to 1), the intervals are ordered, and at
+    epsilon 50 they hold the truth.  (Exact intervals are of the frequency in [0, 1], so they need not hold a
+    negative unprojected estimate.)"""
+    mech = box(oracle, epsilon)
+    reports = mech.privatize(np.full(n, 0.1), rng=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldpest.EstimateWarning)  # "uninformative" at epsilon 0.05: expected
+        result = ldpest.confidence_interval(ldpest.estimate(reports))
+    stderr = np.append(result["stderr"].values, result.attrs["outside_stderr"])
+    assert np.all(np.isfinite(stderr)) and np.all(stderr > 0), stderr
+    lower, upper = result["lower"].values, result["upper"].values
+    assert np.all(lower <= upper)
+    if epsilon == 50.0 and n >= 10:  # little noise: the estimate within 5 SE of the truth, inside every interval
+        density = np.array([4.0, 0, 0, 0])  # mass 1 in a cell of width 1/4
+        assert np.all(np.abs(result["unprojected"].values - density) <= 5 * result["stderr"].values + 1e-9)
+        assert np.all((lower <= density + 1e-9) & (density - 1e-9 <= upper)), (lower, upper)
 
 
 # --- the variance against histogram-cdf (issue 23, part 3) -----------------------------------------
