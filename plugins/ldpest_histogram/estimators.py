@@ -42,8 +42,6 @@ class _HistogramEstimator(Estimator):
             raise ParameterError(f"projection={projection!r} chooses among a frequency oracle's estimates: it needs "
                                  f"oracle-histogram reports; {mechanism.name} takes simplex, positive or none")
 
-    _check_mechanism = check_accepts
-
     def _aggregate(self, mechanism, values):
         if isinstance(mechanism, OracleHistogram):
             return mechanism.oracle.frequency_statistics(values)
@@ -111,7 +109,7 @@ class _HistogramEstimator(Estimator):
         is drawn from its exact conditional law given ``c`` (see subclasses).
         """
 
-        self._check_mechanism(mechanism)
+        self.check_accepts(mechanism)
         mu = np.asarray(cell_probabilities, dtype=np.float64)
         size = mechanism.partition.size
         if mu.size == size:
