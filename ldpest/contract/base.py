@@ -227,6 +227,21 @@ class FrequencyOracle(abc.ABC):
         default): not available from these statistics."""
         return None
 
+    def support_ratio(self) -> float | None:
+        """Optional: ``r > 1`` when the likelihood of every report is two-valued over the inputs, ``P(y | x) =
+        c(y) (1 + (r - 1) [x in S(y)])``, with ``S(y)`` the categories the report favours
+        (:meth:`report_support`) and ``r`` the implemented likelihood ratio between them (unary encodings:
+        the bits set; subset selection: the subset; local hashing: the categories hashed to the reported
+        value; MATH.md section 1).  The ``frequency-likelihood`` estimator maximises the likelihood of the
+        reports through it; the conformance kit checks both against the enumerated channel.  None (the
+        default): not two-valued, or not declared."""
+        return None
+
+    def report_support(self, reports: np.ndarray) -> np.ndarray:
+        """With :meth:`support_ratio`: ``S(y_i)`` of each stored report as a 0/1 ``uint8`` array of shape
+        ``(len(reports), d)``."""
+        raise NotImplementedError(f"{type(self).__name__} declares no support_ratio")
+
     def frequency_cross_covariance(self, theta, vector) -> np.ndarray | None:
         """Optional: ``sum_{j != i} n Cov(theta_hat_i, theta_hat_j) vector_j`` for every ``i``, with data of
         frequencies ``theta``: the off-diagonal covariance of the unbiased estimate times a vector, which
@@ -355,6 +370,25 @@ class Estimator(_Configurable, abc.ABC):
 
     _check_mechanism = check_accepts  # its name before issue 21, which plugins call
 
+    # estimators that read the reports more than once (:meth:`next_pass`) set this
+    multipass: ClassVar[bool] = False
+
+    def next_pass(self, stats: SufficientStats) -> Estimator | None:
+        """Optional, for estimators that read the reports more than once: the estimator of the next pass
+        over the same reports, given the total statistics ``stats`` of this one (its parameters carry
+        the iteration's state, so workers rebuild it from its spec), or None when ``stats`` are those
+        :meth:`finalize` turns into the result.  Default: None (one pass)."""
+        return None
+
+    def estimate_passes(self, aggregate):
+        """The result from ``aggregate(estimator)``, the total statistics of every report for an
+        estimator: one call for one-pass estimators, one per pass (:meth:`next_pass`) for the others.
+        Every way of reading reports (memory, streams, files, dask, Spark) calls this."""
+        estimator, stats = self, aggregate(self)
+        while (following := estimator.next_pass(stats)) is not None:
+            estimator, stats = following, aggregate(following)
+        return estimator.finalize(stats)
+
     @abc.abstractmethod
     def _aggregate(self, mechanism: Mechanism, values: np.ndarray) -> dict[str, object]:
         """Additive statistics of one chunk of stored report values."""
@@ -419,11 +453,17 @@ class Estimator(_Configurable, abc.ABC):
         from .reports import Reports
 
         if isinstance(reports, Reports):
-            return self.finalize(self.aggregate(reports))
-        total = sum(self.aggregate(chunk) for chunk in reports)
-        if total == 0:
-            raise DataError("no reports: the stream held no chunks")
-        return self.finalize(total)
+            return self.estimate_passes(lambda estimator: estimator.aggregate(reports))
+        if self.multipass and iter(reports) is reports:
+            raise ParameterError(f"estimator {self.name!r} reads the reports several times: pass Reports, a list "
+                                 "of Reports chunks or a report file (ldpest.open_reports), not a one-shot stream")
+
+        def aggregate(estimator):
+            total = sum(estimator.aggregate(chunk) for chunk in reports)
+            if total == 0:
+                raise DataError("no reports: the stream held no chunks")
+            return total
+        return self.estimate_passes(aggregate)
 
 
 class Basis(_Configurable, abc.ABC):

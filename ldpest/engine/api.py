@@ -69,7 +69,7 @@ def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=N
             from .mapreduce import aggregate_dask
 
             chosen.check_accepts(reports.mechanism)
-            return chosen.finalize(aggregate_dask(chosen, reports))
+            return chosen.estimate_passes(lambda estimator: aggregate_dask(estimator, reports))
         return chosen.estimate(reports)
     if isinstance(reports, str | bytes) or not hasattr(reports, "__iter__"):
         raise ParameterError(_NOT_REPORTS.format(type(reports).__name__))
@@ -79,7 +79,9 @@ def estimate(reports, estimator=None, *, scheduler: str | None = None, weights=N
         raise DataError("no reports: the stream held no chunks")
     if not isinstance(first, Reports):
         raise ParameterError(_NOT_REPORTS.format(f"a sequence of {type(first).__name__}"))
-    return _resolve(estimator, first.mechanism).estimate(itertools.chain([first], iterator))
+    # a sequence is read again by estimators that make several passes; a one-shot stream is not
+    chunks = reports if iterator is not reports else itertools.chain([first], iterator)
+    return _resolve(estimator, first.mechanism).estimate(chunks)
 
 
 def _estimate_weighted(reports, estimator, weights):

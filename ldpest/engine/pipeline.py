@@ -258,6 +258,9 @@ def _estimate_raw(path: Path, *, scheduler, estimator_name, projection, estimato
     if first is None:
         raise DataError(f"{path}: the file holds no rows")
     est = build_estimator(estimator_name, first.mechanism, projection, estimator_params)
+    if est.multipass:
+        raise ParameterError(f"--raw privatises the data as it reads them, once; estimator {est.name!r} reads the "
+                             "reports several times: privatise to a report file (ldpest privatize), then estimate")
     total = est.aggregate(first)
     for chunk in chunks:
         total = total + est.aggregate(chunk)

@@ -143,7 +143,7 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     if missing:
         raise DataError(f"no column {', '.join(map(repr, missing))}; columns are: {', '.join(frame.columns)}")
     kind = column_kind(mechanism, False, codes)
-    mechanism_spec, estimator_spec = mechanism.spec_json, estimator.spec_json
+    mechanism_spec = mechanism.spec_json
     # A label report takes at most d values: Spark counts them in the JVM, and only the distinct
     # reports with their counts cross to Python (1.55 s against 14.5 s for every report through
     # Arrow at 10^8 reports: bench/bench_spark.py, docs/benchmarks.md "Spark").
@@ -152,19 +152,29 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     if counted:
         reports = reports.groupBy(*columns).count().withColumnRenamed("count", MULTIPLICITY)
 
-    def partition(batches):
-        return _partition_statistics(batches, mechanism_spec, estimator_spec, columns, kind, codes, counted)
+    if estimator.multipass:
+        reports = reports.cache()  # read once from its source, then from the executors' memory
 
-    parts = reports.mapInArrow(partition, "statistics binary").rdd.map(lambda row: pickle.loads(row.statistics))
+    def aggregate(chosen):
+        estimator_spec = chosen.spec_json
+
+        def partition(batches):
+            return _partition_statistics(batches, mechanism_spec, estimator_spec, columns, kind, codes, counted)
+
+        parts = reports.mapInArrow(partition, "statistics binary").rdd.map(lambda row: pickle.loads(row.statistics))
+        try:
+            return parts.treeReduce(operator.add)
+        except ValueError as exc:  # an empty RDD: no partition held a report
+            if "empty" not in str(exc).lower():
+                raise
+            raise DataError("no reports: the DataFrame holds no rows") from None
+        except Exception as exc:  # an executor's error arrives wrapped in Spark's; say the ldpest one
+            raise _ldpest_error(exc) from None
     try:
-        total = parts.treeReduce(operator.add)
-    except ValueError as exc:  # an empty RDD: no partition held a report
-        if "empty" not in str(exc).lower():
-            raise
-        raise DataError("no reports: the DataFrame holds no rows") from None
-    except Exception as exc:  # an executor's error arrives wrapped in Spark's; say the ldpest one
-        raise _ldpest_error(exc) from None
-    return estimator.finalize(total)
+        return estimator.estimate_passes(aggregate)
+    finally:
+        if estimator.multipass:
+            reports.unpersist()
 
 
 def _ldpest_error(exc: Exception) -> Exception:

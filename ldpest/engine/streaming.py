@@ -11,7 +11,8 @@ from ..util.errors import DataError
 def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None, progress=None):
     """The estimate from every part of ``source``: streamed in order (memory: one part), or, with
     ``scheduler`` (a dask address, or threads, processes, synchronous), mapped on dask.
-    ``progress(bytes)`` is called after each streamed part."""
+    ``progress(bytes)`` is called after each streamed part (of every pass, for estimators that make
+    several)."""
     mechanism = source.mechanism
     estimator.check_accepts(mechanism)
     if not source.parts:
@@ -20,13 +21,16 @@ def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None
         from .mapreduce import aggregate_parts_dask, dask_scheduler
 
         with dask_scheduler(scheduler):
-            return estimator.finalize(aggregate_parts_dask(estimator, source))
-    total, first = None, 0
-    for index in range(len(source)):
-        values = read_part(source, index, first)
-        first += len(values)
-        stats = estimator.aggregate(Reports.trusted(values, mechanism, rng=source.rng or "external"))
-        total = stats if total is None else total + stats
-        if progress is not None:
-            progress(source.bytes_through(index))
-    return estimator.finalize(total)
+            return estimator.estimate_passes(lambda chosen: aggregate_parts_dask(chosen, source))
+
+    def stream(chosen):
+        total, first = None, 0
+        for index in range(len(source)):
+            values = read_part(source, index, first)
+            first += len(values)
+            stats = chosen.aggregate(Reports.trusted(values, mechanism, rng=source.rng or "external"))
+            total = stats if total is None else total + stats
+            if progress is not None:
+                progress(source.bytes_through(index))
+        return total
+    return estimator.estimate_passes(stream)

@@ -3,9 +3,12 @@ stopping rule (docs/frequency-oracles.md, "After the unbiased estimate")."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
+
+from .projection import project_simplex
 
 MLE_GAP = 1e-3  # stop when the log-likelihood is provably this close to its maximum (an interval moves at 1.92)
 MLE_MAX_ROUNDS = 20_000  # rounds of three EM steps
@@ -61,3 +64,153 @@ def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
         _, _, bound = step(theta)  # the bound of the theta returned
     return theta, {"method": "EM accelerated by SQUAREM", "iterations": steps,
                    "likelihood_gap": max(float(bound), 0.0), "converged": bool(bound <= gap)}
+
+
+# -- the likelihood of reports whose likelihood is two-valued over the inputs (docs/frequency-oracles.md,
+# -- "The maximum-likelihood estimate from the reports")
+SUPPORT_BLOCK_CELLS = 1 << 18  # report cells converted to float64 at a time (2 MiB: stays in cache)
+SUPPORT_BLOCK_ROWS = 1 << 12  # ... and at most this many reports, so that every block sum below is exact
+THETA_BITS = 40  # the iterate's frequencies are multiples of 2^-40: theta(S_i) is then exact in any order
+UNIT_BITS = 30  # per-report terms keep 30 significant bits (a relative change below 1e-9), summed exactly
+LIMB_BITS = 26  # ... as integers split into 26-bit limbs: a block's float64 sum of limbs is exact
+SUPPORT_MAX_RATIO = 2.0 ** 400  # beyond, the squared weights' units leave float64
+
+
+def lattice_frequencies(theta) -> np.ndarray:
+    """``theta`` (non-negative, summing to 1) rounded to multiples of ``2^-THETA_BITS`` that sum to exactly 1
+    (the largest frequency takes the rounding's remainder)."""
+    scale = float(2 ** THETA_BITS)
+    units = np.rint(np.maximum(np.asarray(theta, dtype=np.float64), 0.0) / np.sum(theta) * scale)
+    units[int(np.argmax(units))] += scale - units.sum()
+    return units / scale
+
+
+def _weight_bits(ratio: float, power: int) -> int:
+    """``w^power`` with ``w = 1 / T_i >= 1 / ratio`` is kept in units of ``2^-bits``: at least 2^30 units."""
+    return UNIT_BITS + math.ceil(power * math.log2(ratio))
+
+
+def _limbs(units: np.ndarray, count: int) -> np.ndarray:
+    """Integer-valued float64 ``units`` as ``count`` limbs of ``LIMB_BITS`` bits, lowest first (exact)."""
+    out = np.empty((units.shape[0], count))
+    rest = units
+    for limb in range(count):
+        out[:, limb] = np.fmod(rest, float(2 ** LIMB_BITS))
+        rest = (rest - out[:, limb]) / float(2 ** LIMB_BITS)
+    return out
+
+
+def _unlimb(limbs, bits: int) -> np.ndarray:
+    """The value of int64 limb sums (limbs along the first axis) in units of ``2^-bits``."""
+    limbs = np.asarray(limbs)
+    weights = np.array([math.ldexp(1.0, LIMB_BITS * limb - bits) for limb in range(limbs.shape[0])])
+    return np.tensordot(weights, limbs.astype(np.float64), axes=(0, 0))
+
+
+def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, object]:
+    """Additive statistics of reports with ``P(y_i | x) = c(y_i) (1 + (ratio - 1) members[i, x])`` at the
+    frequencies ``theta`` (:func:`lattice_frequencies`): with ``T_i = 1 + (ratio - 1) theta(S_i)``,
+    ``theta(S_i)`` the frequency of the categories that report ``i`` favours, ``loglik = sum_i log T_i``
+    (the log-likelihood up to a constant), ``weight_sum = sum_i 1 / T_i``, ``weight_square_sum = sum_i 1 /
+    T_i^2``, ``support = sum_i members_i / T_i`` and ``support_square = sum_i members_i / T_i^2``, read by
+    :func:`support_value`.
+
+    Exact in any order, so that chunks, files, dask and Spark agree bit for bit: ``theta(S_i)`` is an exact
+    sum (``theta`` on its lattice); each weight is rounded to 30 significant bits (``1 / T_i >= 1 / ratio``)
+    and split into 26-bit limbs, whose block sums (one matrix product) are integers below 2^53, exact in
+    float64 whatever BLAS's order; blocks add as int64 limbs (up to 2^37 reports), ``loglik`` (in units of
+    2^-30) as an :class:`ExactSum`."""
+    from .exactsum import ExactSum
+
+    theta = np.asarray(theta, dtype=np.float64)
+    n, d = members.shape
+    scale = float(ratio) - 1.0
+    bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
+    count, square_count = bits // LIMB_BITS + 1, square_bits // LIMB_BITS + 1
+    sums = np.zeros((count + square_count, d), dtype=np.int64)
+    totals = np.zeros(count + square_count, dtype=np.int64)
+    loglik = 0
+    rows = max(1, min(SUPPORT_BLOCK_ROWS, SUPPORT_BLOCK_CELLS // max(d, 1)))
+    for start in range(0, n, rows):
+        block = members[start:start + rows].astype(np.float64)
+        total = 1.0 + scale * (block @ theta)
+        weight = 1.0 / total
+        loglik += int(np.rint(np.log(total) * float(2 ** UNIT_BITS)).sum())  # log T_i < 2^10: sums < 2^52
+        limbs = np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count),
+                                _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count)], axis=1)
+        sums += (limbs.T @ block).astype(np.int64)
+        totals += limbs.sum(axis=0).astype(np.int64)
+    return {"loglik": ExactSum(np.array([loglik], dtype=object), -UNIT_BITS, ()),
+            "weight_sum": totals[:count], "weight_square_sum": totals[count:],
+            "support": sums[:count], "support_square": sums[count:]}
+
+
+def support_value(stats, name: str, ratio: float):
+    """The float value of statistic ``name`` of :func:`support_statistics` (``loglik``: ``sum_i log T_i``)."""
+    if name == "loglik":
+        return float(stats["loglik"].to_float())
+    return _unlimb(stats[name], _weight_bits(ratio, 2 if name.endswith("square_sum") or name == "support_square"
+                                                 else 1))
+
+
+def support_gradient(stats, ratio: float) -> np.ndarray:
+    """``grad l`` of the log-likelihood written homogeneously, ``l(theta) = sum_i log(R_i . theta)`` with
+    ``R_i = 1 + (ratio - 1) members_i``: ``weight_sum + (ratio - 1) support``.  Then ``theta . grad l = n`` on
+    the simplex, and ``max_j grad_j l - theta . grad l`` (the Frank-Wolfe gap) bounds ``l(theta*) - l(theta)``."""
+    return float(support_value(stats, "weight_sum", ratio)) + (float(ratio) - 1.0) * support_value(stats, "support",
+                                                                                                   ratio)
+
+
+def support_model(stats, ratio: float, member_products) -> tuple[np.ndarray, np.ndarray]:
+    """``(gradient, curvature)`` of the log-likelihood (:func:`support_gradient`), both divided by ``(ratio -
+    1)^2`` (which leaves the Newton step unchanged and keeps large epsilons finite); ``curvature`` is
+    ``-Hessian = sum_i R_i R_i^T / T_i^2``, built from the statistics and ``member_products``, an estimate of
+    ``sum_i members_i members_i^T / T_i^2`` whose diagonal is replaced by its exact value ``support_square``
+    (members are 0/1)."""
+    scale = float(ratio) - 1.0
+    square = support_value(stats, "support_square", ratio)
+    curvature = np.array(member_products, dtype=np.float64)
+    np.fill_diagonal(curvature, square)
+    curvature += (square[:, None] + square[None, :]) / scale
+    curvature += float(support_value(stats, "weight_square_sum", ratio)) / scale / scale
+    gradient = float(support_value(stats, "weight_sum", ratio)) / scale / scale + support_value(stats, "support",
+                                                                                                 ratio) / scale
+    return gradient, curvature
+
+
+def simplex_qp(curvature: np.ndarray, gradient: np.ndarray, theta, *, gap: float,
+               max_iterations: int = 20_000) -> np.ndarray:
+    """The maximiser over the simplex of the model ``gradient . (z - theta) - (z - theta)^T curvature
+    (z - theta) / 2`` (``curvature`` positive semi-definite), by FISTA with adaptive restart (O'Donoghue and
+    Candes 2015) and step ``1 / lambda_max``; stops when the model's Frank-Wolfe gap is at most ``gap``."""
+    theta = np.asarray(theta, dtype=np.float64)
+    # steps stay on {sum z = 1}: the curvature there is P A P (P the projection orthogonal to 1), and its
+    # largest eigenvalue, not A's (large along 1), sets the step
+    rows = curvature.mean(axis=0)
+    curvature = curvature - rows[None, :] - rows[:, None] + rows.mean()
+    gradient = gradient - gradient.mean()
+    step = 1.0 / max(float(np.linalg.eigvalsh(curvature)[-1]), 1e-300)
+    z, y, momentum = theta.copy(), theta.copy(), 1.0
+    for iteration in range(max_iterations):
+        slope = gradient - curvature @ (y - theta)
+        following = project_simplex(y + step * slope)
+        if iteration % 8 == 0:
+            at = gradient - curvature @ (following - theta)
+            if float(at.max() - following @ at) <= gap:
+                return following
+        if (following - z) @ (gradient - curvature @ (z - theta)) < 0:  # the model fell: restart momentum
+            momentum, y = 1.0, z
+            continue
+        accelerated = (1 + np.sqrt(1 + 4 * momentum * momentum)) / 2
+        y = following + (momentum - 1) / accelerated * (following - z)
+        z, momentum = following, accelerated
+    return z
+
+
+def secant_update(curvature: np.ndarray, step: np.ndarray, change: np.ndarray) -> np.ndarray:
+    """BFGS: ``curvature`` corrected so that ``curvature @ step = change`` (``change = grad l`` before the
+    step minus after it), kept positive definite; unchanged where the pair shows no curvature."""
+    if change @ step <= 1e-12 * np.sqrt((change @ change) * (step @ step)):
+        return curvature
+    mapped = curvature @ step
+    return curvature - np.outer(mapped, mapped) / (step @ mapped) + np.outer(change, change) / (change @ step)

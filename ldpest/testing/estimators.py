@@ -83,16 +83,24 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
 
     def streaming_equals_one_shot():
         reports = privatize_quietly(mechanism, cycle(data, 5000), np.random.default_rng(seed))
-        xr.testing.assert_identical(estimator.estimate(reports.chunks(333)), estimator.estimate(reports))
+        xr.testing.assert_identical(estimator.estimate(list(reports.chunks(333))), estimator.estimate(reports))
 
     def statistics_add_in_any_order():
         reports = privatize_quietly(mechanism, cycle(data, 3000), np.random.default_rng(seed))
-        parts = [estimator.aggregate(c) for c in reports.chunks(250)]
-        forward = sum(parts)
-        backward = sum(reversed(parts))
-        xr.testing.assert_identical(estimator.finalize(forward), estimator.finalize(backward))
-        if forward.n != reports.n:
-            fail(f"statistics count {forward.n} reports, not {reports.n}")
+        chunks = list(reports.chunks(250))
+        counted = []
+
+        def added(order):
+            def aggregate(chosen):  # every pass of estimators that make several (Estimator.next_pass)
+                total = sum(order([chosen.aggregate(c) for c in chunks]))
+                counted.append(total.n)
+                return total
+            return aggregate
+        forward = estimator.estimate_passes(added(list))
+        backward = estimator.estimate_passes(added(lambda parts: parts[::-1]))
+        xr.testing.assert_identical(forward, backward)
+        if any(n != reports.n for n in counted):
+            fail(f"statistics count {sorted(set(counted) - {reports.n})} reports, not {reports.n}")
 
     def result_schema():
         result = estimator.estimate(privatize_quietly(mechanism, cycle(data, 500), np.random.default_rng(seed)))

@@ -19,7 +19,7 @@ from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
-from .moments import frequency_moments_match_channel
+from .moments import frequency_moments_match_channel, report_support_matches_channel
 from .privacy import (
     _inputs_are_data,
     distribution_privacy,
@@ -127,6 +127,7 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
 
     def frequency_moments():
         frequency_moments_match_channel(mechanism, channel)
+        report_support_matches_channel(mechanism, channel)
 
     privacy = ("exact_privacy", exact_privacy) if channel is not None else ("distribution_privacy", distributions)
     notes = {"distribution_privacy": f"{reason}: distribution tests instead of a proof"} if reason else {}

@@ -52,3 +52,27 @@ def frequency_moments_match_channel(mechanism: FrequencyOracle, channel) -> None
         if abs(cross[i, j] - off[i, j]) > scale:
             fail(f"frequency_cross_covariance gives n Cov({categories[i]!r}, {categories[j]!r}) = {cross[i, j]:.12g}, "
                  f"the channel {off[i, j]:.12g}")
+
+
+def report_support_matches_channel(mechanism: FrequencyOracle, channel) -> None:
+    """Enumerate ``channel``: where the oracle declares its likelihood two-valued
+    (:meth:`FrequencyOracle.support_ratio`), every output ``z`` must have ``Q(z | x) = c(z) (1 + (r - 1)
+    [x in S(z)])`` for every input, with ``S(z)`` from :meth:`FrequencyOracle.report_support` (relative
+    tolerance ``MOMENT_TOLERANCE``): the likelihood that ``frequency-likelihood`` maximises is then the
+    implemented one."""
+    ratio = mechanism.support_ratio()
+    outputs = channel.outputs
+    if ratio is None or len(outputs) > MOMENT_OUTPUTS:
+        return
+    if not ratio > 1:
+        fail(f"support_ratio() is {ratio!r}: a likelihood ratio between favoured and other inputs is above 1")
+    members = np.asarray(mechanism.report_support(outputs))
+    law = channel.probabilities()  # inputs x outputs
+    if members.shape != law.T.shape or not np.isin(members, (0, 1)).all():
+        fail(f"report_support of {len(outputs)} outputs gave shape {members.shape}, not 0/1 of shape {law.T.shape}")
+    base = law.T / (1.0 + (ratio - 1.0) * members)  # c(z) in every column where the declaration holds
+    spread = np.abs(base - base.mean(axis=1, keepdims=True)).max(axis=1) / base.max(axis=1)
+    k = int(np.argmax(spread))
+    if spread[k] > MOMENT_TOLERANCE:
+        fail(f"report_support and support_ratio = {ratio:.12g} do not describe output {outputs[k]!r}: its "
+             f"probabilities {law[:, k]!r} are not c (1 + (ratio - 1) [x in S]) with S = {members[k]!r}")

@@ -1,6 +1,7 @@
 """The multinomial family: randomized response, unary randomized response,
 one-hot Laplace (MATH.md section 1), local hashing, subset selection and
-Hadamard response (docs/frequency-oracles.md), and the ``frequency`` estimator.
+Hadamard response (docs/frequency-oracles.md), and the ``frequency`` and ``frequency-likelihood``
+estimators.
 
 Registered through the ``"ldpest"`` entry-point group like any third-party
 plugin, and written against ldpest's public API only.
@@ -12,6 +13,7 @@ from .estimator import FrequencyEstimator
 from .family import Multinomial
 from .hadamard import HadamardResponse
 from .hashing import LocalHashing
+from .likelihood import FrequencyLikelihood
 from .mechanisms import LaplaceOneHot, RandomizedResponse, UnaryRandomizedResponse
 from .subset import SubsetSelection
 
@@ -29,6 +31,7 @@ def register_mechanisms(register):
 @ldpest.hookimpl
 def register_estimators(register):
     register(FrequencyEstimator)
+    register(FrequencyLikelihood)
 
 
 @ldpest.hookimpl

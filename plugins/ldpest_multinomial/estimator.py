@@ -226,6 +226,27 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
     return normal, f"{AUTO_DRAWS} normal simulations each"
 
 
+def frequency_parts(mechanism, arrays, n: int, theta, stderr, estimate, projection: str, attrs: dict) -> EstimateParts:
+    """The parts of a frequency result: ``estimate`` (after ``projection``), with the unbiased ``theta``, its
+    ``stderr``, the counts of exact intervals and the kurtosis of the normal ones."""
+    model = mechanism.count_model(arrays)
+    kurtosis = getattr(mechanism, "excess_kurtosis", None)
+    return EstimateParts(
+        variable="probability",
+        estimate=estimate,
+        stderr=stderr,
+        dims=("category",),
+        coords={"category": mechanism.category_coordinate},
+        projection=projection,
+        unprojected=theta,
+        count=None if model is None else model[0],
+        count_map=None if model is None else (model[1], model[2], 1.0),
+        excess_kurtosis=None if kurtosis is None else kurtosis(theta, n),
+        extra={name: (("category",), values) for name, values in mechanism.interval_counts(arrays).items()},
+        attrs=attrs,
+    )
+
+
 class FrequencyEstimator(Estimator):
     """Category frequencies from any frequency-oracle mechanism.
 
@@ -273,21 +294,7 @@ class FrequencyEstimator(Estimator):
             estimate, attrs = _mle(mechanism, arrays, n)
         else:
             estimate = project_frequencies(theta, projection)
-        kurtosis = getattr(mechanism, "excess_kurtosis", None)
-        return EstimateParts(
-            variable="probability",
-            estimate=estimate,
-            stderr=stderr,
-            dims=("category",),
-            coords={"category": mechanism.category_coordinate},
-            projection=projection,
-            unprojected=theta,
-            count=None if model is None else model[0],
-            count_map=None if model is None else (model[1], model[2], 1.0),
-            excess_kurtosis=None if kurtosis is None else kurtosis(theta, n),
-            extra={name: (("category",), values) for name, values in mechanism.interval_counts(arrays).items()},
-            attrs=attrs,
-        )
+        return frequency_parts(mechanism, arrays, n, theta, stderr, estimate, projection, attrs)
 
     def interval(self, result, level):
         """The oracle's own exact intervals where it has them (:meth:`FrequencyOracle.frequency_interval`),

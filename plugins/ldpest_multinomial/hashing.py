@@ -311,6 +311,19 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
             out[1, j] += squares[rows] @ inside
         return out
 
+    def support_ratio(self) -> float:
+        """``p (g - 1) / (1 - p)``: given its hash, a report says the input's hashed value with probability
+        ``p`` and each of the ``g - 1`` others with ``(1 - p) / (g - 1)``."""
+        p = self._support[0]
+        return float(p * (self._g - 1) / (1 - p))
+
+    def report_support(self, reports):
+        """Whether ``h_{s_i}(j) = y_i``, for every report and category (:meth:`_supports`)."""
+        members = np.empty((reports.shape[0], self.d), dtype=np.uint8)
+        for rows, j, inside in self._supports(reports):
+            members[rows, j] = inside
+        return members
+
     def _supports(self, reports):
         """``(rows, j, inside)``: for each block of reports and category j, whether each report
         supports j, in O(n d) integer steps.  Universal family: ``h(j) = y`` iff the residue

@@ -297,6 +297,15 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def encode_reports(self, values):
         return bit_reports(values, self)
 
+    def support_ratio(self) -> float:
+        """``(p / (1 - p))^2``: a report's likelihood gains ``p / (1 - p)`` where its bit is set and loses it
+        where not, so it is two-valued over the input, by the bit at the input."""
+        p = Fraction(self._keep, WORD)
+        return float((p / (1 - p)) ** 2)
+
+    def report_support(self, reports):
+        return np.asarray(reports, dtype=np.uint8)
+
     def variation_ratio(self) -> VariationRatio:
         """Two inputs' laws differ only in their own two bits, each kept with ``p``: ``beta = 2p - 1``
         (``|p (1 - (1 - p)) - (1 - p) (1 - p')|`` of the one pair of bits) and ``p^2 / (1 - p)^2``."""

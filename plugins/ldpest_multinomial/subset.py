@@ -255,6 +255,19 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
                             row=int(np.flatnonzero(repeated)[0]))
         return values
 
+    def support_ratio(self) -> float:
+        """``p (d - k) / ((1 - p) k)``: a given set has probability ``p / C(d-1, k-1)`` from an input inside it
+        and ``(1 - p) / C(d-1, k)`` from one outside (k = subset_size, p = P(x in S))."""
+        p, k = self._exact[0], self._omega
+        return float(p * (self.d - k) / ((1 - p) * k))
+
+    def report_support(self, reports):
+        if not self._indices:
+            return np.asarray(reports, dtype=np.uint8)
+        members = np.zeros((reports.shape[0], self.d), dtype=np.uint8)
+        members[np.arange(reports.shape[0])[:, None], reports] = 1
+        return members
+
     def channel(self, max_categories: int = 12) -> Channel:
         """Every set of ``omega`` categories, with the implemented probabilities as fractions."""
         if self.d > max_categories:

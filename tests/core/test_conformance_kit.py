@@ -26,8 +26,8 @@ POINTS_1D = RNG.uniform(0, 1, 200)
 POINTS_2D = RNG.uniform(-1, 1, (200, 2))
 
 BUILT_IN = [
-    ("randomized-response", {"categories": ["a", "b", "c"]}, LABELS, ["frequency"]),
-    ("unary-randomized-response", {"categories": ["a", "b", "c"]}, LABELS, ["frequency"]),
+    ("randomized-response", {"categories": ["a", "b", "c"]}, LABELS, ["frequency", "frequency-likelihood"]),
+    ("unary-randomized-response", {"categories": ["a", "b", "c"]}, LABELS, ["frequency", "frequency-likelihood"]),
     ("laplace", {"categories": ["a", "b", "c"]}, LABELS, ["frequency"]),
     ("laplace-histogram", {"low": [0], "high": [1], "bins": 4}, POINTS_1D, ["histogram-mean", "histogram-cdf"]),
     ("laplace-histogram", {"low": [-1, -1], "high": [1, 1], "bins": 3}, POINTS_2D, ["histogram-cdf"]),
@@ -69,6 +69,7 @@ def test_third_party_example_plugin_conforms(tmp_path_factory, monkeypatch, fres
     report = check_mechanism(mech, LABELS)
     assert [r.name for r in report.results if r.passed] == [r.name for r in report.results]
     check_estimator(ldpest.estimator("frequency"), mech, LABELS, reps=200)
+    check_estimator(ldpest.estimator("frequency-likelihood"), mech, LABELS, reps=200)
 
 
 @pytest.fixture

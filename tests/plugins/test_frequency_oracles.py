@@ -243,6 +243,7 @@ def test_conformance_kit_passes(name, params):
     mech = ldpest.mechanism(name, epsilon=1.0, categories=["a", "b", "c"], **params)
     check_mechanism(mech, LABELS)
     check_estimator(ldpest.estimator("frequency"), mech, LABELS, reps=200)
+    check_estimator(ldpest.estimator("frequency-likelihood"), mech, LABELS, reps=200)
 
 
 @pytest.mark.parametrize("name", ["local-hashing", "subset-selection", "hadamard-response"])

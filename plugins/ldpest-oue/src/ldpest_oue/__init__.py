@@ -93,6 +93,15 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
         matrix = np.where(outputs[None] == 1, probs, 1 - probs).prod(axis=2)
         return ldpest.Channel(self.categories, outputs, matrix)
 
+    def support_ratio(self):
+        """``p (1 - q) / (q (1 - p)) = (1 - q) / q``: a report's likelihood is two-valued, by the bit at the
+        input (what ``frequency-likelihood`` needs)."""
+        q = Fraction(self._one, WORD)
+        return float((1 - q) / q)
+
+    def report_support(self, reports):
+        return np.asarray(reports, dtype=np.uint8)
+
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 

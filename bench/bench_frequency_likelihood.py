@@ -1,0 +1,119 @@
+"""The ``frequency-likelihood`` estimator (issue 23): its error against the simplex projection and the
+default (``frequency``, projection ``auto``) on the same reports, the passes it makes over them, and its
+time against the projection's.
+
+``accuracy``: for each oracle, epsilon, d and truth (``skewed``: ``theta_j ~ exp(-12.5 j / d)``; ``flat``),
+``reps`` sets of n privatised reports of data drawn from the truth; mean squared l2 error of each estimate,
+the ratio MLE / simplex with its paired standard error, and the passes (mean and most).
+``time``: one set of n reports at d categories, each estimate timed end to end in the same run (best of
+``--repeat``); the ratio likelihood / projection.
+
+    .venv/bin/python bench/bench_frequency_likelihood.py accuracy --reps 20 > bench/results/frequency-likelihood.txt
+    .venv/bin/python bench/bench_frequency_likelihood.py time --n 1000000 --d 1000 >> bench/results/frequency-likelihood.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import ldpest
+
+ORACLES = ("unary-randomized-response", "optimized-unary-encoding", "subset-selection", "local-hashing")
+
+
+def register_example_plugin() -> None:
+    """The OUE example plugin from the source tree, when it is not installed."""
+    try:
+        ldpest.mechanism("optimized-unary-encoding", epsilon=1, categories=[0, 1])
+    except ldpest.UnknownPluginError:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "ldpest-oue" / "src"))
+        import ldpest_oue
+
+        ldpest.register_plugin(ldpest_oue, name="ldpest-oue")
+
+
+def truth_of(shape: str, d: int) -> np.ndarray:
+    values = np.exp(-12.5 * np.arange(d) / d) if shape == "skewed" else np.ones(d)
+    return values / values.sum()
+
+
+def quiet_estimate(reports, estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldpest.EstimateWarning)
+        return ldpest.estimate(reports, estimator)
+
+
+def accuracy(args) -> None:
+    estimators = {"mle": ldpest.estimator("frequency-likelihood"),
+                  "simplex": ldpest.estimator("frequency", projection="simplex"),
+                  "auto": ldpest.estimator("frequency")}
+    print(f"# accuracy: n = {args.n}, {args.reps} repetitions; mean squared l2 error x 1e3; ratio = mle / simplex "
+          "(+- its paired standard error)")
+    print(f"{'oracle':28s} {'eps':>4s} {'d':>4s} {'truth':6s} {'mle':>8s} {'simplex':>8s} {'auto':>8s} "
+          f"{'ratio':>14s} {'passes':>9s}")
+    for name, epsilon, d, shape in itertools.product(args.oracles.split(","), map(float, args.epsilons.split(",")),
+                                                     map(int, args.d.split(",")), ("skewed", "flat")):
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+        truth = truth_of(shape, d)
+        rng = np.random.default_rng(0)
+        errors = {key: np.empty(args.reps) for key in estimators}
+        passes = np.empty(args.reps)
+        for rep in range(args.reps):
+            reports = mechanism.privatize(rng.choice(d, size=args.n, p=truth), rng=rng)
+            for key, estimator in estimators.items():
+                result = quiet_estimate(reports, estimator)
+                errors[key][rep] = np.sum((result["probability"].values - truth) ** 2)
+                if key == "mle":
+                    passes[rep] = result.attrs["mle_passes"]
+        ratio = errors["mle"].mean() / errors["simplex"].mean()
+        paired = (errors["mle"] - errors["simplex"]).std(ddof=1) / np.sqrt(args.reps) / errors["simplex"].mean()
+        means = "".join(f" {1e3 * errors[key].mean():8.3f}" for key in estimators)
+        print(f"{name:28s} {epsilon:4g} {d:4d} {shape:6s}{means} {ratio:7.3f} +- {paired:.3f} "
+              f"{passes.mean():5.1f} {int(passes.max()):3d}", flush=True)
+
+
+def timing(args) -> None:
+    print(f"# time: n = {args.n}, d = {args.d}, best of {args.repeat}; seconds of ldpest.estimate on reports in memory")
+    print(f"{'oracle':28s} {'eps':>4s} {'projection s':>12s} {'likelihood s':>12s} {'ratio':>6s} {'passes':>6s}")
+    d = int(args.d)
+    for name, epsilon in itertools.product(args.oracles.split(","), map(float, args.epsilons.split(","))):
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+        rng = np.random.default_rng(0)
+        reports = mechanism.privatize(rng.choice(d, size=args.n, p=truth_of("skewed", d)), rng=rng)
+        seconds = {}
+        for key, estimator in (("projection", ldpest.estimator("frequency", projection="simplex")),
+                               ("likelihood", ldpest.estimator("frequency-likelihood"))):
+            best = np.inf
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                result = quiet_estimate(reports, estimator)
+                best = min(best, time.perf_counter() - start)
+            seconds[key] = best
+        print(f"{name:28s} {epsilon:4g} {seconds['projection']:12.3f} {seconds['likelihood']:12.3f} "
+              f"{seconds['likelihood'] / seconds['projection']:6.1f} {result.attrs['mle_passes']:6d}", flush=True)
+        del reports
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", choices=("accuracy", "time"))
+    parser.add_argument("--oracles", default=",".join(ORACLES))
+    parser.add_argument("--epsilons", default="0.5,1,2,4")
+    parser.add_argument("--d", default="10,100")
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    register_example_plugin()
+    (accuracy if args.part == "accuracy" else timing)(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""The ``frequency-likelihood`` estimator: the maximum-likelihood frequencies of the reports themselves
+(docs/frequency-oracles.md, "The maximum-likelihood estimate from the reports").
+
+Where the oracle's statistics are sufficient for the likelihood (randomized response, Hadamard response:
+:meth:`FrequencyOracle.frequency_mle`), one pass.  Where they are not but each report's likelihood is
+two-valued over the inputs (:meth:`FrequencyOracle.report_support`: unary encodings, subset selection,
+local hashing), ``l(theta) = sum_i log(1 + (r - 1) theta(S_i))`` is maximised over the simplex by a projected
+Newton iteration with one pass over the reports per step:
+
+* pass 0 gathers the oracle's statistics; the start is the simplex projection of its unbiased estimate;
+* pass t gathers the gradient of ``l`` and the exact diagonal of its curvature at the iterate ``theta_t``
+  (:func:`ldpest.stats.likelihood.support_statistics`); the curvature off the diagonal is that of
+  ``MODEL_REPORTS`` reports per category simulated at ``theta_t`` with a seed fixed by ``theta_t``, corrected
+  by BFGS with the last step's change of gradient; the next iterate maximises that quadratic model over
+  the simplex (:func:`ldpest.stats.likelihood.simplex_qp`);
+* a step that lowered ``l`` is retaken from the best iterate, with the model there corrected by BFGS along
+  the failed step, so the returned iterate is the best one seen;
+* it stops when the Frank-Wolfe gap ``max_j grad_j l - n``, which bounds ``l(theta*) - l(theta_t)``, is at
+  most ``tolerance``, or after ``max_passes`` passes (then an EstimateWarning says how close it got).
+
+The iterate travels in the estimator's parameters (``at``, ``pass_number``), so workers that rebuild the
+estimator from its spec gather the statistics of the right pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+import ldpest
+from ldpest import EstimateWarning, FrequencyOracle, IncompatibleError, ParameterError
+from ldpest.stats.likelihood import (
+    MLE_GAP,
+    SUPPORT_MAX_RATIO,
+    lattice_frequencies,
+    secant_update,
+    simplex_qp,
+    support_gradient,
+    support_model,
+    support_statistics,
+    support_value,
+)
+from ldpest.stats.projection import project_simplex
+from ldpest.util.validation import check_positive_int, check_positive_real
+
+from .estimator import FrequencyEstimator, _mle, frequency_parts, warn_about_frequencies
+
+MAX_PASSES = 20
+MODEL_REPORTS = 32  # simulated reports per category for the curvature off the diagonal
+MAX_CATEGORIES = 2048  # the Newton model is a d x d matrix
+SUPPORT_ROWS_CELLS = 1 << 22  # report_support is asked for blocks of at most this many cells
+_STATISTICS = ("loglik", "weight_sum", "weight_square_sum", "support", "support_square")
+
+
+def _counts_suffice(mechanism) -> bool:
+    return type(mechanism).frequency_mle is not FrequencyOracle.frequency_mle
+
+
+def _has_support(mechanism) -> bool:
+    return mechanism.support_ratio() is not None
+
+
+class FrequencyLikelihood(FrequencyEstimator):
+    """The maximum-likelihood category frequencies, from the reports themselves (module docstring).
+
+    ``probability`` is the MLE on the simplex; ``unprojected`` and ``stderr`` are those of the oracle's
+    unbiased estimate, as in ``frequency`` results (its exact intervals too).  The attributes ``mle_method``,
+    ``mle_passes``, ``mle_likelihood_gap`` (the final bound on ``l(theta*) - l(theta)``) and
+    ``mle_converged`` say how it was found."""
+
+    parameter_help = {
+        "tolerance": f"stop when the log-likelihood is provably within this of its maximum (default {MLE_GAP})",
+        "max_passes": f"at most this many passes over the reports, the first included (default {MAX_PASSES})",
+        "at": "the iterate whose statistics this pass gathers (set by the iteration; give it to start there)",
+        "pass_number": "the pass these statistics belong to (set by the iteration)",
+    }
+    name = "frequency-likelihood"
+    multipass = True
+    finalize_params = ("tolerance", "max_passes")
+
+    def __init__(self, *, tolerance=MLE_GAP, max_passes=MAX_PASSES, at=None, pass_number=0):
+        tolerance = check_positive_real("tolerance", tolerance)
+        max_passes = check_positive_int("max_passes", max_passes, minimum=2)
+        pass_number = check_positive_int("pass_number", pass_number, minimum=0)
+        if at is not None:
+            theta = np.asarray(at, dtype=np.float64)
+            if theta.ndim != 1 or theta.size < 2 or not np.all(np.isfinite(theta)) or np.any(theta < 0) \
+                    or theta.sum() <= 0:
+                raise ParameterError("at must be non-negative frequencies of every category, not all 0")
+            at = lattice_frequencies(theta).tolist()
+        self._set_params(tolerance=tolerance, max_passes=max_passes, at=at, pass_number=pass_number)
+
+    def check_accepts(self, mechanism) -> None:
+        super().check_accepts(mechanism)
+        if not (_counts_suffice(mechanism) or _has_support(mechanism)):
+            raise IncompatibleError(
+                f"estimator {self.name!r}: the likelihood of {mechanism.name!r} reports is neither a function of "
+                "its statistics nor two-valued over the categories (FrequencyOracle.report_support); use "
+                "'frequency'")
+        if not _counts_suffice(mechanism):
+            if mechanism.support_ratio() > SUPPORT_MAX_RATIO:
+                raise ParameterError(f"estimator {self.name!r}: the reports' likelihood ratio "
+                                     f"{mechanism.support_ratio():.3g} (epsilon = {mechanism.epsilon:g}) is beyond "
+                                     f"2^400, where its statistics leave float64; use 'frequency'")
+            d = len(mechanism.categories)
+            if d > MAX_CATEGORIES:
+                raise ParameterError(f"estimator {self.name!r} takes at most {MAX_CATEGORIES} categories (its "
+                                     f"Newton model is a d x d matrix); these reports have {d}: use 'frequency'")
+            at = self._params["at"]
+            if at is not None and len(at) != d:
+                raise ParameterError(f"at has {len(at)} frequencies for {d} categories")
+
+    def _aggregate(self, mechanism, values):
+        arrays = dict(mechanism.frequency_statistics(values))
+        at = self._params["at"]
+        if at is None or _counts_suffice(mechanism):
+            return arrays
+        theta = np.asarray(at, dtype=np.float64)
+        rows = max(1, SUPPORT_ROWS_CELLS // len(theta))
+        ratio = mechanism.support_ratio()
+        total = None
+        for start in range(0, len(values), rows):
+            part = support_statistics(mechanism.report_support(values[start:start + rows]), ratio, theta)
+            total = part if total is None else {key: total[key] + part[key] for key in part}
+        if total is None:
+            total = support_statistics(np.zeros((0, len(theta)), dtype=np.uint8), ratio, theta)
+        arrays.update({f"likelihood_{key}": value for key, value in total.items()})
+        return arrays
+
+    def next_pass(self, stats):
+        mechanism = ldpest.mechanism_from_spec(json.loads(stats.mechanism_spec))
+        if _counts_suffice(mechanism) or stats.n == 0:  # finalize says what is wrong with no reports
+            return None
+        at, number = self._params["at"], self._params["pass_number"]
+        if number + 1 >= self._params["max_passes"]:
+            return None
+        if at is None:
+            theta, _ = mechanism.frequency_estimate(_oracle_arrays(stats.arrays), stats.n)
+            return self._following(project_simplex(theta), None)
+        theta = np.asarray(at, dtype=np.float64)
+        support = _likelihood_arrays(stats.arrays)
+        ratio = mechanism.support_ratio()
+        gradient = support_gradient(support, ratio)
+        if _gap(gradient, theta) <= self._params["tolerance"]:
+            return None
+        loglik = support_value(support, "loglik", ratio)
+        scale = (ratio - 1.0) ** 2
+        best = self.__dict__.get("_best")  # the best iterate so far and its model (_Best), driver-side only
+        if best is not None and loglik < best.loglik:
+            # the step overshot: the model at the best iterate learns the curvature along it, and steps again
+            curvature = secant_update(best.curvature, theta - best.theta, (best.gradient - gradient) / scale)
+            kept = _Best(best.theta, best.gradient, best.loglik, best.model_gradient, curvature)
+            return self._following(self._model_step(curvature, best.model_gradient, best.theta, ratio), kept)
+        model_gradient, curvature = support_model(support, ratio, _member_products(mechanism, theta, stats.n))
+        if best is not None:
+            curvature = secant_update(curvature, theta - best.theta, (best.gradient - gradient) / scale)
+        return self._following(self._model_step(curvature, model_gradient, theta, ratio),
+                               _Best(theta, gradient, loglik, model_gradient, curvature))
+
+    def _model_step(self, curvature, model_gradient, theta, ratio):
+        """The maximiser of the quadratic model over the simplex, to a hundredth of the tolerance."""
+        return simplex_qp(curvature, model_gradient, theta, gap=self._params["tolerance"] / 100 / (ratio - 1.0) ** 2)
+
+    def _following(self, theta, best):
+        following = type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"],
+                               at=np.asarray(theta).tolist(), pass_number=self._params["pass_number"] + 1)
+        object.__setattr__(following, "_best", best)  # the driver's memory: never sent to workers
+        return following
+
+    def _finalize(self, mechanism, arrays, n):
+        oracle = _oracle_arrays(arrays)
+        theta, stderr = mechanism.frequency_estimate(oracle, n)
+        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, mechanism.count_model(oracle))
+        if _counts_suffice(mechanism):
+            estimate, attrs = _mle(mechanism, oracle, n)
+            attrs["mle_passes"] = 1
+            return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs)
+        at, passes = self._params["at"], self._params["pass_number"] + 1
+        if at is None:  # finalize called on the statistics of the first pass by hand
+            raise ParameterError(f"{self.name!r}: these are the statistics of the first pass only; "
+                                 "ldpest.estimate makes every pass")
+        estimate, ratio = np.asarray(at, dtype=np.float64), mechanism.support_ratio()
+        support = _likelihood_arrays(arrays)
+        gradient = support_gradient(support, ratio)
+        gap = _gap(gradient, estimate)
+        best = self.__dict__.get("_best")
+        overshot = best is not None and support_value(support, "loglik", ratio) < best.loglik
+        if gap > self._params["tolerance"] and overshot:  # stopped by max_passes after an overshoot: the best
+            estimate, gradient = best.theta, best.gradient
+            gap = _gap(gradient, estimate)
+        converged = gap <= self._params["tolerance"]
+        if not converged:
+            warnings.warn(f"the maximum-likelihood iteration stopped after {passes} passes over the reports with "
+                          f"the log-likelihood within {gap:.3g} of its maximum (max_passes = "
+                          f"{self._params['max_passes']})", EstimateWarning, stacklevel=3)
+        attrs = {"mle_method": "projected Newton, one pass over the reports per step", "mle_passes": passes,
+                 "mle_likelihood_gap": gap, "mle_converged": int(converged)}
+        return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs)
+
+
+class _Best(NamedTuple):
+    """The iterate with the highest log-likelihood so far, its gradient, and the quadratic model there (both
+    divided by ``(ratio - 1)^2``, :func:`ldpest.stats.likelihood.support_model`)."""
+
+    theta: np.ndarray
+    gradient: np.ndarray
+    loglik: float
+    model_gradient: np.ndarray
+    curvature: np.ndarray
+
+
+def _gap(gradient, theta) -> float:
+    """The Frank-Wolfe gap ``max_j g_j - theta . g``: ``l(theta*) - l(theta)`` is at most this (l concave)."""
+    return max(float(gradient.max() - theta @ gradient), 0.0)
+
+
+def _oracle_arrays(arrays):
+    return {key: value for key, value in arrays.items() if not key.startswith("likelihood_")}
+
+
+def _likelihood_arrays(arrays):
+    return {key: arrays[f"likelihood_{key}"] for key in _STATISTICS}
+
+
+def _member_products(mechanism, theta, n: int) -> np.ndarray:
+    """``sum_i members_i members_i^T / T_i^2`` over n reports at ``theta``, estimated from ``MODEL_REPORTS``
+    simulated reports per category of data drawn from ``theta``, with a seed fixed by ``theta`` and ``n``
+    (drawing every category equally often, weighted by ``theta``, measured slower convergence)."""
+    d = len(theta)
+    seed = int.from_bytes(hashlib.sha256(np.asarray(theta, dtype=np.float64).tobytes() + str(n).encode()).digest()[:8],
+                          "little")
+    rng = np.random.default_rng(seed)
+    codes = rng.choice(d, size=d * MODEL_REPORTS, p=theta).astype(mechanism.index_dtype)
+    members = mechanism.report_support(mechanism.privatize_encoded(codes, rng).values).astype(np.float64)
+    scaled = members / (1.0 + (mechanism.support_ratio() - 1.0) * (members @ theta))[:, None]
+    return (n / len(codes)) * (scaled.T @ scaled)
