@@ -8,8 +8,9 @@ the ratio MLE / simplex with its paired standard error, and the passes (mean and
 ``time``: one set of n reports at d categories, each estimate timed end to end in the same run (best of
 ``--repeat``); the ratio likelihood / projection.
 
-    .venv/bin/python bench/bench_frequency_likelihood.py accuracy --reps 20 > bench/results/frequency-likelihood.txt
-    .venv/bin/python bench/bench_frequency_likelihood.py time --n 1000000 --d 1000 >> bench/results/frequency-likelihood.txt
+    B=bench/results/frequency-likelihood.txt
+    .venv/bin/python bench/bench_frequency_likelihood.py accuracy --reps 20 > $B
+    .venv/bin/python bench/bench_frequency_likelihood.py time --n 1000000 --d 1000 --epsilons 1,4 >> $B
 """
 
 from __future__ import annotations

@@ -10,13 +10,14 @@ Newton iteration with one pass over the reports per step:
 * pass 0 gathers the oracle's statistics; the start is the simplex projection of its unbiased estimate;
 * pass t gathers the gradient of ``l`` and the exact diagonal of its curvature at the iterate ``theta_t``
   (:func:`ldpest.stats.likelihood.support_statistics`); the curvature off the diagonal is that of
-  ``MODEL_REPORTS`` reports per category simulated at ``theta_t`` with a seed fixed by ``theta_t``, corrected
-  by BFGS with the last step's change of gradient; the next iterate maximises that quadratic model over
-  the simplex (:func:`ldpest.stats.likelihood.simplex_qp`);
+  ``MODEL_REPORTS`` reports per category (at least ``MODEL_LEAST``) simulated at ``theta_t`` with a seed
+  fixed by ``theta_t``, corrected by BFGS with the last step's change of gradient; the next iterate
+  maximises that quadratic model over the simplex (:func:`ldpest.stats.likelihood.simplex_qp`);
 * a step that lowered ``l`` is retaken from the best iterate, with the model there corrected by BFGS along
   the failed step, so the returned iterate is the best one seen;
-* it stops when the Frank-Wolfe gap ``max_j grad_j l - n``, which bounds ``l(theta*) - l(theta_t)``, is at
-  most ``tolerance``, or after ``max_passes`` passes (then an EstimateWarning says how close it got).
+* it stops when the Frank-Wolfe gap ``max_j grad_j l - theta_t . grad l``, which bounds ``l(theta*) -
+  l(theta_t)``, is at most ``tolerance``, or after ``max_passes`` passes (then an EstimateWarning says how
+  close it got).
 
 The iterate travels in the estimator's parameters (``at``, ``pass_number``), so workers that rebuild the
 estimator from its spec gather the statistics of the right pass.
@@ -50,7 +51,8 @@ from ldpest.util.validation import check_positive_int, check_positive_real
 from .estimator import FrequencyEstimator, _mle, frequency_parts, warn_about_frequencies
 
 MAX_PASSES = 20
-MODEL_REPORTS = 32  # simulated reports per category for the curvature off the diagonal
+MODEL_REPORTS = 32  # simulated reports per category for the curvature off the diagonal ...
+MODEL_LEAST = 1 << 14  # ... and at least this many (measured: 10 -> 8 passes at d = 10, epsilon 4)
 MAX_CATEGORIES = 2048  # the Newton model is a d x d matrix
 SUPPORT_ROWS_CELLS = 1 << 22  # report_support is asked for blocks of at most this many cells
 _STATISTICS = ("loglik", "weight_sum", "weight_square_sum", "support", "support_square")
@@ -94,13 +96,17 @@ class FrequencyLikelihood(FrequencyEstimator):
             at = lattice_frequencies(theta).tolist()
         self._set_params(tolerance=tolerance, max_passes=max_passes, at=at, pass_number=pass_number)
 
+    def accepts_mechanism(self, mechanism) -> bool:
+        """Frequency oracles whose statistics suffice for the likelihood, or whose likelihood is two-valued."""
+        return super().accepts_mechanism(mechanism) and (_counts_suffice(mechanism) or _has_support(mechanism))
+
     def check_accepts(self, mechanism) -> None:
-        super().check_accepts(mechanism)
-        if not (_counts_suffice(mechanism) or _has_support(mechanism)):
+        if isinstance(mechanism, FrequencyOracle) and not self.accepts_mechanism(mechanism):
             raise IncompatibleError(
                 f"estimator {self.name!r}: the likelihood of {mechanism.name!r} reports is neither a function of "
-                "its statistics nor two-valued over the categories (FrequencyOracle.report_support); use "
+                "its statistics nor two-valued over the categories (FrequencyOracle.support_ratio); use "
                 "'frequency'")
+        super().check_accepts(mechanism)
         if not _counts_suffice(mechanism):
             if mechanism.support_ratio() > SUPPORT_MAX_RATIO:
                 raise ParameterError(f"estimator {self.name!r}: the reports' likelihood ratio "
@@ -115,8 +121,8 @@ class FrequencyLikelihood(FrequencyEstimator):
                 raise ParameterError(f"at has {len(at)} frequencies for {d} categories")
 
     def _aggregate(self, mechanism, values):
-        arrays = dict(mechanism.frequency_statistics(values))
-        at = self._params["at"]
+        at, first = self._params["at"], self._params["pass_number"] == 0
+        arrays = dict(mechanism.frequency_statistics(values)) if first or _counts_suffice(mechanism) else {}
         if at is None or _counts_suffice(mechanism):
             return arrays
         theta = np.asarray(at, dtype=np.float64)
@@ -136,11 +142,14 @@ class FrequencyLikelihood(FrequencyEstimator):
         if _counts_suffice(mechanism) or stats.n == 0:  # finalize says what is wrong with no reports
             return None
         at, number = self._params["at"], self._params["pass_number"]
+        if number > 0 and self.__dict__.get("_oracle") is None:  # resumed by hand: count in a first pass again
+            return type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"], at=at)
         if number + 1 >= self._params["max_passes"]:
             return None
+        oracle = _oracle_arrays(stats.arrays) if number == 0 else self._oracle_memory()
         if at is None:
-            theta, _ = mechanism.frequency_estimate(_oracle_arrays(stats.arrays), stats.n)
-            return self._following(project_simplex(theta), None)
+            theta, _ = mechanism.frequency_estimate(oracle, stats.n)
+            return self._following(project_simplex(theta), None, oracle)
         theta = np.asarray(at, dtype=np.float64)
         support = _likelihood_arrays(stats.arrays)
         ratio = mechanism.support_ratio()
@@ -154,25 +163,35 @@ class FrequencyLikelihood(FrequencyEstimator):
             # the step overshot: the model at the best iterate learns the curvature along it, and steps again
             curvature = secant_update(best.curvature, theta - best.theta, (best.gradient - gradient) / scale)
             kept = _Best(best.theta, best.gradient, best.loglik, best.model_gradient, curvature)
-            return self._following(self._model_step(curvature, best.model_gradient, best.theta, ratio), kept)
+            return self._following(self._model_step(curvature, best.model_gradient, best.theta, ratio), kept, oracle)
         model_gradient, curvature = support_model(support, ratio, _member_products(mechanism, theta, stats.n))
         if best is not None:
             curvature = secant_update(curvature, theta - best.theta, (best.gradient - gradient) / scale)
         return self._following(self._model_step(curvature, model_gradient, theta, ratio),
-                               _Best(theta, gradient, loglik, model_gradient, curvature))
+                               _Best(theta, gradient, loglik, model_gradient, curvature), oracle)
 
     def _model_step(self, curvature, model_gradient, theta, ratio):
         """The maximiser of the quadratic model over the simplex, to a hundredth of the tolerance."""
         return simplex_qp(curvature, model_gradient, theta, gap=self._params["tolerance"] / 100 / (ratio - 1.0) ** 2)
 
-    def _following(self, theta, best):
+    def _following(self, theta, best, oracle):
+        """The estimator of the next pass, at ``theta``; the driver's memory (the best iterate, the oracle's
+        statistics from the first pass) rides along as private attributes, never sent to workers."""
         following = type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"],
                                at=np.asarray(theta).tolist(), pass_number=self._params["pass_number"] + 1)
-        object.__setattr__(following, "_best", best)  # the driver's memory: never sent to workers
+        object.__setattr__(following, "_best", best)
+        object.__setattr__(following, "_oracle", oracle)
         return following
 
+    def _oracle_memory(self):
+        oracle = self.__dict__.get("_oracle")
+        if oracle is None:
+            raise ParameterError(f"{self.name!r}: these are the statistics of pass {self._params['pass_number']} "
+                                 "only; ldpest.estimate makes every pass")
+        return oracle
+
     def _finalize(self, mechanism, arrays, n):
-        oracle = _oracle_arrays(arrays)
+        oracle = _oracle_arrays(arrays) if self._params["pass_number"] == 0 else self._oracle_memory()
         theta, stderr = mechanism.frequency_estimate(oracle, n)
         warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, mechanism.count_model(oracle))
         if _counts_suffice(mechanism):
@@ -228,13 +247,16 @@ def _likelihood_arrays(arrays):
 
 def _member_products(mechanism, theta, n: int) -> np.ndarray:
     """``sum_i members_i members_i^T / T_i^2`` over n reports at ``theta``, estimated from ``MODEL_REPORTS``
-    simulated reports per category of data drawn from ``theta``, with a seed fixed by ``theta`` and ``n``
-    (drawing every category equally often, weighted by ``theta``, measured slower convergence)."""
+    simulated reports per category (at least ``MODEL_LEAST``) of data drawn from ``theta``, with a seed fixed
+    by ``theta`` and ``n`` (drawing every category equally often, weighted by ``theta``, converged slower)."""
     d = len(theta)
     seed = int.from_bytes(hashlib.sha256(np.asarray(theta, dtype=np.float64).tobytes() + str(n).encode()).digest()[:8],
                           "little")
     rng = np.random.default_rng(seed)
-    codes = rng.choice(d, size=d * MODEL_REPORTS, p=theta).astype(mechanism.index_dtype)
-    members = mechanism.report_support(mechanism.privatize_encoded(codes, rng).values).astype(np.float64)
-    scaled = members / (1.0 + (mechanism.support_ratio() - 1.0) * (members @ theta))[:, None]
-    return (n / len(codes)) * (scaled.T @ scaled)
+    codes = rng.choice(d, size=max(d * MODEL_REPORTS, MODEL_LEAST), p=theta).astype(mechanism.index_dtype)
+    ratio = mechanism.support_ratio()
+    precision = np.float32 if ratio < 2.0 ** 40 else np.float64  # float32 (twice as fast) while 1 / T^2 fits
+    members = mechanism.report_support(mechanism.privatize_encoded(codes, rng).values).astype(precision)
+    weight = 1.0 / (1.0 + (ratio - 1.0) * (members @ theta.astype(precision)).astype(np.float64))
+    scaled = members * weight.astype(precision)[:, None]
+    return (n / len(codes)) * (scaled.T @ scaled).astype(np.float64)

@@ -11,7 +11,8 @@ from ldpest.contract.registry import Registry
 BUILT_IN = {
     ("randomized-response", "mechanism"), ("unary-randomized-response", "mechanism"),
     ("laplace", "mechanism"), ("local-hashing", "mechanism"), ("subset-selection", "mechanism"),
-    ("hadamard-response", "mechanism"), ("frequency", "estimator"), ("multinomial", "family"),
+    ("hadamard-response", "mechanism"), ("frequency", "estimator"), ("frequency-likelihood", "estimator"),
+    ("multinomial", "family"),
 }
 
 

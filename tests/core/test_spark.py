@@ -68,6 +68,18 @@ def test_the_spark_estimate_is_the_in_memory_one_bit_for_bit(spark, name, params
         assert result.attrs["n"] == 5000
 
 
+def test_an_estimator_of_several_passes_reads_the_frame_once_per_pass_bit_for_bit(spark):
+    mech = ldpest.mechanism("subset-selection", epsilon=2.0, categories=list(range(8)))
+    reports = mech.privatize(np.random.default_rng(1).choice(8, 4000, p=np.exp(-np.arange(8)) / np.exp(
+        -np.arange(8)).sum()), rng=2)
+    expected = ldpest.estimate(reports, "frequency-likelihood")
+    assert expected.attrs["mle_passes"] >= 3
+    result = ldpest.estimate(frame_of(spark, reports, 3), "frequency-likelihood", mechanism=mech)
+    for variable in expected.data_vars:
+        assert np.array_equal(result[variable].values, expected[variable].values), variable
+    assert result.attrs == expected.attrs
+
+
 def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command_line(spark, tmp_path):
     data = tmp_path / "answers.csv"
     answers = np.random.default_rng(3).choice(["yes", "no"], 20_000, p=[0.3, 0.7])

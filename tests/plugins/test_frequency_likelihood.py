@@ -261,3 +261,17 @@ def test_a_warm_start_reaches_the_same_maximum():
     gap = loglik(reports.mechanism, reports.values, cold["probability"].values) - loglik(
         reports.mechanism, reports.values, warm["probability"].values)
     assert abs(gap) <= 2e-3
+
+
+def test_the_statistics_of_one_pass_finalised_by_hand_say_what_is_missing():
+    reports = reports_of("unary-randomized-response", {}, 4, 3000, 1.0)
+    first = ldpest.estimator("frequency-likelihood")
+    with pytest.raises(ParameterError, match="statistics of the first pass only"):
+        first.finalize(first.aggregate(reports))
+    later = ldpest.estimator("frequency-likelihood", at=[0.25] * 4, pass_number=2)
+    with pytest.raises(ParameterError, match="statistics of pass 2 only"):
+        later.finalize(later.aggregate(reports))
+    resumed = ldpest.estimate(reports, later)  # run whole: it counts in a first pass again, then iterates
+    assert resumed.attrs["mle_converged"] == 1
+    np.testing.assert_allclose(resumed["probability"].values,
+                               ldpest.estimate(reports, "frequency-likelihood")["probability"].values, atol=0.01)

@@ -85,6 +85,20 @@ test_that("histograms whose cells a frequency oracle sends: oracle-histogram", {
                "the oracle must be a frequency oracle", class = "ldpest_error")
 })
 
+test_that("the maximum-likelihood frequencies of the reports themselves: frequency-likelihood", {
+  set.seed(3)
+  answers <- sample(c("a", "b", "c", "d"), 3000, replace = TRUE, prob = c(0.6, 0.3, 0.1, 0))
+  r <- ldp_privatize(answers, "subset-selection", epsilon = 2, categories = c("a", "b", "c", "d"), seed = 7)
+  m <- ldp_estimate(r, estimator = "frequency-likelihood")
+  expect_equal(attr(m, "projection"), "mle")
+  expect_equal(attr(m, "mle_converged"), 1)
+  expect_gte(attr(m, "mle_passes"), 2)
+  expect_equal(sum(m), 1, tolerance = 1e-12)
+  expect_true(all(m >= 0))
+  expect_error(ldp_estimate(r, estimator = "frequency-likelihood", estimator_params = list(max_passes = 1)),
+               "max_passes must be an integer >= 2", class = "ldpest_error")
+})
+
 test_that("series densities on a grid with coefficients", {
   r <- ldp_privatize(rbeta(3000, 2, 2), "linf-sampling", epsilon = 1, basis = "trigonometric", k = 5, seed = 4)
   d <- ldp_estimate(r, estimator_params = list(grid = 50))
