@@ -143,7 +143,7 @@ class FrequencyLikelihood(FrequencyEstimator):
             return None
         at, number = self._params["at"], self._params["pass_number"]
         if number > 0 and self.__dict__.get("_oracle") is None:  # resumed by hand: count in a first pass again
-            return type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"], at=at)
+            return self._at(at, 0)
         if number + 1 >= self._params["max_passes"]:
             return None
         oracle = _oracle_arrays(stats.arrays) if number == 0 else self._oracle_memory()
@@ -177,11 +177,15 @@ class FrequencyLikelihood(FrequencyEstimator):
     def _following(self, theta, best, oracle):
         """The estimator of the next pass, at ``theta``; the driver's memory (the best iterate, the oracle's
         statistics from the first pass) rides along as private attributes, never sent to workers."""
-        following = type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"],
-                               at=np.asarray(theta).tolist(), pass_number=self._params["pass_number"] + 1)
+        following = self._at(np.asarray(theta).tolist(), self._params["pass_number"] + 1)
         object.__setattr__(following, "_best", best)
         object.__setattr__(following, "_oracle", oracle)
         return following
+
+    def _at(self, at, pass_number: int):
+        """This estimator's settings with another iterate and pass number."""
+        return type(self)(tolerance=self._params["tolerance"], max_passes=self._params["max_passes"], at=at,
+                          pass_number=pass_number)
 
     def _oracle_memory(self):
         oracle = self.__dict__.get("_oracle")
