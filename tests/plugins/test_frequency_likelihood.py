@@ -110,7 +110,7 @@ def test_no_optimiser_finds_a_higher_likelihood(name, params, epsilon):
 def test_the_likelihood_is_never_below_the_projections(name, params, epsilon):
     reports = reports_of(name, params, 30, 3000, epsilon, seed=2)
     mle = ldpest.estimate(reports, "frequency-likelihood")["probability"].values
-    for projection in ("simplex", "positive"):
+    for projection in ("simplex", "positive", "shrink", "ibu"):
         other = ldpest.estimate(reports, ldpest.estimator("frequency", projection=projection))["probability"].values
         assert loglik(reports.mechanism, reports.values, mle) >= loglik(reports.mechanism, reports.values, other) - 1e-6
 

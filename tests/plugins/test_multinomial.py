@@ -160,8 +160,8 @@ def test_result_schema_and_labels(rng):
     assert set(result.data_vars) >= {"probability", "stderr", "unprojected"}
     for key in ("mechanism", "estimator", "epsilon", "n", "projection", "mechanism_spec", "ldpest_version"):
         assert key in result.attrs
-    assert result.attrs["n"] == 5000 and result.attrs["projection"] in ("simplex", "positive", "mle")
-    assert result.attrs["projection_rule"].startswith(f"auto: {result.attrs['projection']} of ")
+    assert result.attrs["n"] == 5000 and result.attrs["projection"] in ("simplex", "positive", "shrink", "ibu", "mle")
+    assert result.attrs["projection_rule"].startswith(f"auto: {result.attrs['projection']}")
     interval = ldpest.confidence_interval(result, level=0.9)
     z = 1.6448536269514722
     # exact (Clopper-Pearson) interval; at n = 5000 it is close to the Wald interval
@@ -247,7 +247,7 @@ def test_estimating_zero_reports_is_an_error():
 
 
 def test_unknown_projection_lists_the_choices():
-    with pytest.raises(ldpest.ParameterError, match="'simplex', 'positive', 'mle', 'none'"):
+    with pytest.raises(ldpest.ParameterError, match="'simplex', 'positive', 'shrink', 'ibu', 'mle', 'none'"):
         ldpest.estimator("frequency", projection="l1")
 
 
