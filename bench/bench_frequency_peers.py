@@ -16,6 +16,7 @@ has no IBU. The ratio is ldpest's default over the best of all the others (its p
 in brackets); top-10 is the default over the simplex projection on the ten most frequent categories.
 
     .venv/bin/python bench/bench_frequency_peers.py --reps 20 > bench/results/frequency-peers.txt
+    .venv/bin/python bench/bench_frequency_peers.py --summarise bench/results/frequency-peers.txt
     .venv/bin/python bench/bench_frequency_peers.py --oracles optimized-unary-encoding --d 100 --n 10000
 """
 
@@ -109,14 +110,53 @@ def cell(peers: PeerEstimators, name: str, epsilon: float, d: int, n: int, shape
             "ibu_check": ibu_check, "picks": picks, "ibu_unconverged": sum(i >= 10_000 for i in iterations)}
 
 
+def summarise(path: str) -> None:
+    """Per oracle and n, from a results file of this script (its rounded means): the default's error over
+    the best of the simplex projection and the peers' estimates (issue 23's target), median and worst, the
+    cells above 1.05 and how many of them the peers' unconverged IBU wins; the same over the best of every
+    estimate, ldpest's fixed choices included; and the worst top-10 ratio to the simplex projection."""
+    import re
+    from collections import defaultdict
+
+    rows = defaultdict(list)
+    for line in open(path):
+        head = re.match(r"^(\S+)\s+n (\d+) .* (skewed|flat) .* top-10 (\S+);", line)
+        if head is None or " | " not in line:
+            continue
+        means = dict(re.findall(r"((?:ldpest|multi-freq-ldpy|pure-ldp) [^\d]+?) ([\d.e+-]+)(?:  |$)",
+                                line.split(" | ", 1)[1].strip()))
+        means = {key: float(value) for key, value in means.items()}
+        default = means.pop("ldpest default")
+        peers = [value for key, value in means.items() if not key.startswith("ldpest") or key == "ldpest simplex"]
+        peer_best = min(peers)
+        ibu_best = means.get("multi-freq-ldpy IBU", np.inf) == peer_best
+        rows[head.group(1), int(head.group(2))].append(
+            (default / peer_best, ibu_best, default / min(means.values()), float(head.group(4)), head.group(3)))
+    print("| oracle | n | default / best of simplex and peers: median | worst | worst, skewed truths "
+          "| cells above 1.05 (IBU best) | default / best of all: worst | worst top-10 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, n), cells in rows.items():
+        ratios = [cell[0] for cell in cells]
+        above = [cell for cell in cells if cell[0] > 1.05]
+        skewed = max(cell[0] for cell in cells if cell[4] == "skewed")
+        print(f"| {name} | 10^{round(np.log10(n))} | {np.median(ratios):.3f} | {max(ratios):.3g} | {skewed:.3f} | "
+              f"{len(above)} of "
+              f"{len(cells)} ({sum(cell[1] for cell in above)}) | {max(cell[2] for cell in cells):.3g} | "
+              f"{max(cell[3] for cell in cells):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--summarise", metavar="RESULTS", help="print the per-oracle table of a results file")
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--epsilons", default="0.5,1,2,4")
     parser.add_argument("--d", default="10,100,1000")
     parser.add_argument("--n", default="10000,100000")
     parser.add_argument("--reps", type=int, default=20)
     args = parser.parse_args()
+    if args.summarise:
+        summarise(args.summarise)
+        return
     register_example_plugin()
     peers = PeerEstimators()
     print(f"{args.reps} draws per cell; mean squared l2 error x 1e-3; ratio = ldpest default / best other "

@@ -9,7 +9,8 @@ The baselines draw floats where ldpest draws 64-bit words against proven thresho
 reports in whatever dtype is handy, sum in float64 (ldpest: exact sums) and build no labelled
 result, so they are a lower bound for a private implementation.  Target (issue 15): every row
 within 1.5x.  d = 20 categories or cells; series k = 16; epsilon = 1; data are category
-codes, or Beta(2, 5) points for the densities.
+codes, or Beta(2, 5) points for the densities.  The OUE example plugin (plugins/ldpest-oue) is the
+third-party row, registered from the source tree when it is not installed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import ldpest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_frequency import best_time as best  # noqa: E402
+from bench_frequency_likelihood import register_example_plugin  # noqa: E402
 from bench_oracles import (  # noqa: E402
     numpy_hadamard_response,
     numpy_hadamard_response_estimate,
@@ -60,6 +62,18 @@ def unary(data, rng):
 def unary_estimate(reports):
     bits, p = reports
     return (bits.sum(axis=0) / bits.shape[0] - (1 - p)) / (2 * p - 1)
+
+
+def optimized_unary(data, rng):
+    q = 1 / (math.exp(EPSILON) + 1)
+    bits = rng.random((data.size, D)) < q
+    bits[np.arange(data.size), data] = rng.random(data.size) < 0.5
+    return bits, q
+
+
+def optimized_unary_estimate(reports):
+    bits, q = reports
+    return (bits.sum(axis=0) / bits.shape[0] - q) / (0.5 - q)
 
 
 def laplace_one_hot(cells, rng, width=D):
@@ -137,6 +151,7 @@ def cases():
     return [
         ("randomized-response", categories, None, codes, rr, rr_estimate),
         ("unary-randomized-response", categories, None, codes, unary, unary_estimate),
+        ("optimized-unary-encoding", categories, None, codes, optimized_unary, optimized_unary_estimate),
         ("laplace", categories, None, codes, laplace_one_hot, mean_estimate),
         ("local-hashing", categories, None, codes, lambda c, rng: numpy_local_hashing(c, D, EPSILON, rng),
          lambda r: numpy_local_hashing_estimate(r, D, EPSILON)),
@@ -202,6 +217,7 @@ def main(argv=None):
     parser.add_argument("--memory", action="store_true", help="print peak memory instead of times")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    register_example_plugin()  # the OUE example plugin, the third-party row
     sizes = [int(float(v)) for v in args.n.split(",")]
     if args.memory:
         return memory_rows(sizes, args.only.split(",") if args.only else None)

@@ -213,8 +213,10 @@ MECHANISM_HELP = ("Mechanism: randomized-response, unary-randomized-response, la
 EPSILON_HELP = "Privacy level epsilon > 0 (each report is epsilon-LDP)."
 ESTIMATOR_HELP = ("Default: the mechanism's own. frequency; histogram-cdf, histogram-mean; series; or a plugin's.")
 PROJECTION_HELP = ("frequency: auto (default: per result, the lowest estimated risk), simplex, positive (clip "
-                   "and renormalise), mle (maximum likelihood: randomized-response, hadamard-response), none; "
-                   "histogram: positive (default), simplex, none; oracle-histogram reports also auto, mle; "
+                   "and renormalise), shrink (toward uniform, then simplex), ibu (the iterative Bayesian update's "
+                   "limit, on support counts), mle (maximum likelihood: randomized-response, hadamard-response), "
+                   "none; histogram: positive (default), simplex, none; oracle-histogram reports also auto, shrink, "
+                   "ibu, mle; "
                    "series: positive (default), none.")
 PROGRESS_HELP = "A progress bar on a terminal."
 ColumnOpt = typer.Option(None, "--column", "-c", help="Input column (repeat for several, in order).")

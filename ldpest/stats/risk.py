@@ -95,7 +95,10 @@ def affine_mle_divergence(unbiased, mle, offset: float, covariance: CovarianceOp
     x = np.asarray(unbiased, dtype=np.float64)
     support = (np.asarray(mle) > 0).astype(np.float64)
     k = support.sum()
-    t = (1 + k * offset) / (x @ support + k * offset)
+    level = x @ support + k * offset  # the counts' total on S: 0 where every count is 0
+    if level <= 0:
+        return 0.0  # no count at all: the uniform vector (ibu_fixed_point), a constant map
+    t = (1 + k * offset) / level
     inside = covariance @ support
     return float(t * (support @ covariance.diagonal)
                  - t * t / (1 + k * offset) * ((x + offset) * support) @ inside)

@@ -149,7 +149,8 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #'   "histogram-mean", "histogram-cdf", "series").
 #' @param mechanism,epsilon,... for reports collected elsewhere.
 #' @param projection NULL (the estimator's default: "auto" for frequencies, the
-#'   lowest estimated risk per result), "auto", "simplex", "positive", "mle" or "none".
+#'   lowest estimated risk per result), "auto", "simplex", "positive", "shrink", "ibu", "mle" or
+#'   "none".
 #' @param level confidence level of the lower / upper attributes.
 #' @param estimator_params a list of further estimator parameters (e.g. grid).
 #' @param by NULL, or a vector (or factor) with one group per report: one

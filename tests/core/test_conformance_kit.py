@@ -65,6 +65,10 @@ def test_built_in_estimators_conform(check):
 
 def test_third_party_example_plugin_conforms(tmp_path_factory, monkeypatch, fresh_registry):
     monkeypatch.syspath_prepend(str(pip_install_target(EXAMPLE_PLUGIN, tmp_path_factory.mktemp("site"))))
+    for epsilon in (0.05, 12.0):  # its sampler draws bits by words_below: the law at the extremes too
+        extreme = ldpest.mechanism("optimized-unary-encoding", epsilon=epsilon, categories=["a", "b", "c"])
+        report = check_mechanism(extreme, LABELS)
+        assert [r.name for r in report.results if r.passed] == [r.name for r in report.results], epsilon
     mech = ldpest.mechanism("optimized-unary-encoding", epsilon=1.0, categories=["a", "b", "c"])
     report = check_mechanism(mech, LABELS)
     assert [r.name for r in report.results if r.passed] == [r.name for r in report.results]

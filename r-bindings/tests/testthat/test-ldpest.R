@@ -80,9 +80,26 @@ test_that("histograms whose cells a frequency oracle sends: oracle-histogram", {
   expect_equal(attr(d, "oracle"), "unary-randomized-response")
   expect_lt(abs(attr(d, "outside_unprojected") - 0.25), 5 * attr(d, "outside_stderr"))
   a <- ldp_estimate(r, estimator = "histogram-mean", projection = "auto")
-  expect_true(attr(a, "projection") %in% c("simplex", "positive"))
+  expect_true(attr(a, "projection") %in% c("simplex", "positive", "shrink", "ibu"))
   expect_error(ldp_privatize(age, "oracle-histogram", epsilon = 1, low = 18, high = 90, bins = 6, oracle = "duchi"),
                "the oracle must be a frequency oracle", class = "ldpest_error")
+})
+
+test_that("shrinkage toward uniform and the iterative Bayesian update's limit as projections", {
+  set.seed(4)
+  answers <- sample(c("a", "b", "c", "d", "e"), 2000, replace = TRUE)
+  r <- ldp_privatize(answers, "unary-randomized-response", epsilon = 0.5, categories = c("a", "b", "c", "d", "e"),
+                     seed = 8)
+  s <- ldp_estimate(r, projection = "shrink")
+  expect_equal(attr(s, "projection"), "shrink")
+  expect_true(attr(s, "shrink_weight") >= 0 && attr(s, "shrink_weight") <= 1)
+  expect_equal(sum(s), 1, tolerance = 1e-12)
+  i <- ldp_estimate(r, projection = "ibu")
+  expect_equal(attr(i, "projection"), "ibu")
+  expect_true(all(i >= 0))
+  expect_error(ldp_estimate(ldp_privatize(answers, "laplace", epsilon = 1, categories = c("a", "b", "c", "d", "e"),
+                                          seed = 9), projection = "ibu"),
+               "has no support counts", class = "ldpest_error")
 })
 
 test_that("the maximum-likelihood frequencies of the reports themselves: frequency-likelihood", {
