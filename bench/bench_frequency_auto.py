@@ -20,9 +20,9 @@ import numpy as np
 
 import ldpest
 from ldpest import SufficientStats
+from ldpest_multinomial.estimator import ibu_offset
 
 MLE_ORACLES = ("randomized-response", "hadamard-response")  # projection="mle" is a fixed choice there
-IBU_ORACLES = ("unary-randomized-response", "subset-selection", "local-hashing", "hadamard-response")  # and "ibu"
 ORACLES = ("randomized-response", "unary-randomized-response", "subset-selection", "local-hashing",
            "hadamard-response", "laplace")
 
@@ -37,8 +37,9 @@ def cell(name: str, epsilon: float, d: int, n: int, shape: str, reps: int, seed:
     mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     truth = truth_of(shape, d)
     fixed = ["simplex", "positive", "shrink"] + (["mle"] if name in MLE_ORACLES else [])
-    if name in IBU_ORACLES:
-        fixed.append("ibu")
+    if name not in MLE_ORACLES[:1] and ibu_offset(mechanism, mechanism.frequency_statistics(
+            mechanism.privatize(np.arange(d), rng=0).values)) is not None:
+        fixed.append("ibu")  # support counts (Hadamard response: where it has one block)
     estimators = {p: ldpest.estimator("frequency", projection=p) for p in (*fixed, "auto")}
     rng = np.random.default_rng(seed)
     exact = hasattr(mechanism, "simulate_frequency_statistics")
@@ -66,9 +67,11 @@ def cell(name: str, epsilon: float, d: int, n: int, shape: str, reps: int, seed:
             top_errors[projection][rep] = np.sum((result["probability"].values[top] - truth[top]) ** 2)
     best = min(fixed, key=lambda p: errors[p].mean())
     difference = errors["auto"] - errors[best]
+    scale = errors[best].mean() or 1.0  # shrink can be exactly uniform, and so exact, on every flat draw
     return {"means": {p: float(v.mean()) for p, v in errors.items()}, "best": best,
-            "ratio": float(errors["auto"].mean() / errors[best].mean()),
-            "ratio_se": float(difference.std(ddof=1) / np.sqrt(reps) / errors[best].mean()),
+            "ratio": float(errors["auto"].mean() / errors[best].mean()) if errors[best].mean() else
+            (1.0 if errors["auto"].mean() == 0 else float("inf")),
+            "ratio_se": float(difference.std(ddof=1) / np.sqrt(reps) / scale),
             "top10_ratio": float(top_errors["auto"].mean() / top_errors["simplex"].mean()),
             "picks": picks, "seconds": seconds / reps}
 

@@ -56,7 +56,7 @@ GRID = [(name, epsilon, d, shape)
 
 # Flat truths at small epsilon and d = 100, where `shrink` is best by far and Stein's risk estimates are too
 # noisy to pick it every time (docs/frequency-oracles.md, "The default estimate", what is left): there auto
-# is held to beating every other fixed choice by a quarter instead (measured 0.27-0.61 of the best of them).
+# is held to beating every other fixed choice by a quarter (measured 0.02-0.45: bench/results/frequency-auto.txt).
 SHRINK_MISSES = {("randomized-response", 0.5, 100, "flat"), ("randomized-response", 1.0, 100, "flat"),
                  ("unary-randomized-response", 0.5, 100, "flat"), ("hadamard-response", 0.5, 100, "flat"),
                  ("laplace", 0.5, 100, "flat")}
