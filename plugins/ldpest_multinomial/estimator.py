@@ -118,7 +118,8 @@ def _ibu(mechanism, arrays, theta) -> np.ndarray:
     if offset is None:
         raise ParameterError(f"projection='ibu': {mechanism.name!r} has no support counts (counts with mean "
                              "n (q + (p - q) theta)); available for randomized-response, unary encodings, "
-                             "local-hashing and subset-selection; use 'auto', 'simplex' or 'positive'")
+                             "local-hashing, subset-selection and one-block hadamard-response; use 'auto', "
+                             "'simplex', 'shrink' or 'positive'")
     return ibu_fixed_point(theta, offset)
 
 
@@ -145,10 +146,11 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     """``projection="auto"``: ``(name, estimate, attrs)`` of the candidate with the lowest estimated risk
     (docs/frequency-oracles.md, "The default estimate").
 
-    Candidates: the simplex projection, clip-and-renormalise, the maximum-likelihood frequencies where
-    the oracle gives their divergence (randomized response), and the fixed point of the iterative Bayesian
-    update on the support counts where the oracle has them and it is not the MLE (unary encodings, subset
-    selection, local hashing).  Two estimates of each candidate's risk:
+    Candidates: the simplex projection, clip-and-renormalise, James-Stein shrinkage toward uniform
+    (``shrink``), the maximum-likelihood frequencies where the oracle gives their divergence (randomized
+    response), and the fixed point of the iterative Bayesian update on the support counts where the oracle
+    has them and it is not the MLE (unary encodings, subset selection, local hashing, one-block Hadamard
+    response).  Two estimates of each candidate's risk:
 
     * Stein's unbiased risk estimate (:mod:`ldpest.stats.risk`), where the oracle declares its covariance
       (:meth:`FrequencyOracle.frequency_cross_covariance`): unbiased, but noisy where epsilon is small;
