@@ -102,3 +102,17 @@ def test_shrink_takes_uniform_data_to_uniform_and_leaves_clear_data_alone():
     result = quiet_estimate(reports, "shrink")
     assert result.attrs["shrink_weight"] > 0.99
     assert result["probability"].values[3] > 0.99
+
+
+@pytest.mark.parametrize("n", [1, 10, 30])
+def test_shrink_and_ibu_at_the_smallest_n_and_the_extreme_epsilons(n):
+    """All mass on one category (a boundary truth): a distribution every time, no warning but the
+    uninformative one, at epsilon 1e-3, 50 and 700."""
+    for epsilon in (1e-3, 50.0, 700.0):
+        for name in SUPPORT_COUNT_ORACLES:
+            mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=["a", "b", "c"])
+            reports = mechanism.privatize(np.array(["a"] * n, dtype=object), rng=4)
+            for projection in ("shrink", "ibu"):
+                estimate = quiet_estimate(reports, projection)["probability"].values
+                assert np.all(np.isfinite(estimate)) and np.all(estimate >= 0), (name, epsilon, n, projection)
+                assert estimate.sum() == pytest.approx(1.0), (name, epsilon, n, projection)
