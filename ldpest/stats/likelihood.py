@@ -74,6 +74,7 @@ THETA_BITS = 40  # the iterate's frequencies are multiples of 2^-40: theta(S_i) 
 UNIT_BITS = 30  # per-report terms keep 30 significant bits (a relative change below 1e-9), summed exactly
 LIMB_BITS = 12  # ... as integers split into 12-bit limbs: a block's float32 sum of limbs is exact
 THETA_LIMB_BITS = 10  # the iterate's units in 10-bit limbs: theta(S_i) is a float32 sum of at most 2^11 of them
+LOG_ROWS = 1 << 22  # per-report log T_i (below 2^40 units) summed as int64 this many at a time
 SUPPORT_MAX_RATIO = 2.0 ** 400  # beyond, the squared weights' units leave float64
 
 
@@ -93,6 +94,9 @@ def _weight_bits(ratio: float, power: int) -> int:
 
 def _limbs(units: np.ndarray, count: int, bits: int = LIMB_BITS) -> np.ndarray:
     """Integer-valued float64 ``units`` as ``count`` limbs of ``bits`` bits, lowest first, as float32 (exact)."""
+    if count * bits <= 63:  # one shift per limb of the int64 units
+        shifts = np.arange(0, count * bits, bits, dtype=np.int64)
+        return ((units.astype(np.int64)[:, None] >> shifts) & ((1 << bits) - 1)).astype(np.float32)
     out = np.empty((units.shape[0], count), dtype=np.float32)
     rest = units
     for limb in range(count):
@@ -109,6 +113,30 @@ def _unlimb(limbs, bits: int) -> np.ndarray:
     return np.tensordot(weights, limbs.astype(np.float64), axes=(0, 0))
 
 
+def _weight_limbs(weight: np.ndarray, bits: int, count: int, square_bits: int, square_count: int) -> np.ndarray:
+    """``weight`` in units of ``2^-bits`` as ``count`` limbs, then ``weight^2`` in units of ``2^-square_bits`` as
+    ``square_count`` limbs (:func:`_limbs`), side by side."""
+    if max(count * LIMB_BITS, square_count * LIMB_BITS) > 63:
+        return np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count),
+                               _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count)], axis=1)
+    units = np.empty((weight.shape[0], 2), dtype=np.int64)
+    units[:, 0] = np.rint(np.ldexp(weight, bits))
+    units[:, 1] = np.rint(np.ldexp(weight * weight, square_bits))
+    column, shift = _LIMB_LAYOUT.get((count, square_count)) or _limb_layout(count, square_count)
+    return ((units[:, column] >> shift) & ((1 << LIMB_BITS) - 1)).astype(np.float32)
+
+
+_LIMB_LAYOUT: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _limb_layout(count: int, square_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which units (0: weight, 1: its square) and which shift make each limb of :func:`_weight_limbs`."""
+    column = np.repeat(np.array([0, 1], dtype=np.intp), [count, square_count])
+    shift = np.concatenate([np.arange(count), np.arange(square_count)]).astype(np.int64) * LIMB_BITS
+    _LIMB_LAYOUT[count, square_count] = column, shift
+    return column, shift
+
+
 def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, object]:
     """Additive statistics of reports with ``P(y_i | x) = c(y_i) (1 + (ratio - 1) members[i, x])`` at the
     frequencies ``theta`` (:func:`lattice_frequencies`): with ``T_i = 1 + (ratio - 1) theta(S_i)``,
@@ -120,7 +148,7 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     Exact in any order, so that chunks, files, dask and Spark agree bit for bit, and in float32 matrix
     products (twice as fast as float64): ``theta(S_i)`` is a sum of 10-bit limbs of ``theta``'s lattice units,
     exact; each weight is rounded to 30 significant bits (``1 / T_i >= 1 / ratio``) and split into 12-bit
-    limbs, whose block sums (one product) are integers below 2^24; blocks add as int64 limbs (up to 2^51
+    limbs, whose block sums (one product) are integers below 2^24; blocks add exactly in float64 (up to 2^41
     reports), ``loglik`` (in units of 2^-30) as an :class:`ExactSum`.  At most 2048 categories."""
     from .exactsum import ExactSum
 
@@ -134,19 +162,25 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
                              for limb in range(theta_limbs.shape[1])])
     bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
     count, square_count = bits // LIMB_BITS + 1, square_bits // LIMB_BITS + 1
-    sums = np.zeros((count + square_count, d), dtype=np.int64)
-    totals = np.zeros(count + square_count, dtype=np.int64)
-    loglik = 0
     rows = max(1, min(SUPPORT_BLOCK_ROWS, SUPPORT_BLOCK_CELLS // max(d, 1)))
+    block_buffer = np.empty((min(rows, n), d), dtype=np.float32)
+    report_totals = np.empty(n, dtype=np.float64)  # T_i
+    limbs = np.empty((n, count + square_count), dtype=np.float32)
+    sums = np.zeros((count + square_count, d), dtype=np.float64)  # integers: block sums below 2^24 add exactly
     for start in range(0, n, rows):
-        block = members[start:start + rows].astype(np.float32)
-        total = 1.0 + scale * ((block @ theta_limbs).astype(np.float64) @ theta_scales)
-        weight = 1.0 / total
-        loglik += int(np.rint(np.log(total) * float(2 ** UNIT_BITS)).sum())  # log T_i < 2^10: sums < 2^52
-        limbs = np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count),
-                                _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count)], axis=1)
-        sums += (limbs.T @ block).astype(np.int64)
-        totals += limbs.sum(axis=0, dtype=np.float64).astype(np.int64)
+        stop = min(start + rows, n)
+        block = block_buffer[:stop - start]
+        np.copyto(block, members[start:stop], casting="unsafe")
+        total = report_totals[start:stop]
+        np.matmul((block @ theta_limbs).astype(np.float64), theta_scales, out=total)
+        total *= scale
+        total += 1.0
+        limbs[start:stop] = _weight_limbs(1.0 / total, bits, count, square_bits, square_count)
+        sums += limbs[start:stop].T @ block
+    loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
+                     .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
+    totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^12: exact below 2^41 reports
+    sums = sums.astype(np.int64)
     return {"loglik": ExactSum(np.array([loglik], dtype=object), -UNIT_BITS, ()),
             "weight_sum": totals[:count], "weight_square_sum": totals[count:],
             "support": sums[:count], "support_square": sums[count:]}
