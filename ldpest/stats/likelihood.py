@@ -219,6 +219,34 @@ def support_model(stats, ratio: float, member_products) -> tuple[np.ndarray, np.
     return gradient, curvature
 
 
+def off_diagonal_rank_one(matrix, *, iterations: int = 500, tolerance: float = 1e-12) -> np.ndarray:
+    """``a a^T`` with ``a`` minimising ``sum_{j != k} (matrix_jk - a_j a_k)^2`` (the diagonal left out), for a
+    symmetric ``matrix`` with non-negative entries: alternating least squares ``a_j = sum_{k != j} matrix_jk
+    a_k / sum_{k != j} a_k^2``, each step rescaled to the best multiple ``s`` of its direction ``u`` (``s^2 =
+    sum_{j != k} matrix_jk u_j u_k / sum_{j != k} u_j^2 u_k^2``; without it the scale flips), from the root of
+    the row means."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    diagonal = np.diag(matrix).copy()
+    d = matrix.shape[0]
+
+    def off_product(vector):
+        return matrix @ vector - diagonal * vector
+
+    a = np.sqrt(np.maximum((matrix.sum(axis=1) - diagonal) / max(d - 1, 1), 0.0))
+    for _ in range(iterations):
+        squares = a * a
+        direction = off_product(a) / np.maximum(squares.sum() - squares, 1e-300)
+        direction_squares = direction * direction
+        fit = direction @ off_product(direction)
+        norm = direction_squares.sum() ** 2 - (direction_squares ** 2).sum()
+        following = direction * np.sqrt(max(fit, 0.0) / norm) if norm > 0 else direction
+        change = np.abs(following - a).max()
+        a = following
+        if change <= tolerance * max(np.abs(a).max(), 1e-300):
+            break
+    return np.outer(a, a)
+
+
 def simplex_qp(curvature: np.ndarray, gradient: np.ndarray, theta, *, gap: float,
                max_iterations: int = 20_000) -> np.ndarray:
     """The maximiser over the simplex of the model ``gradient . (z - theta) - (z - theta)^T curvature

@@ -20,7 +20,7 @@ from scipy.optimize import minimize
 
 import ldpest
 from ldpest import EstimateWarning, IncompatibleError, ParameterError
-from ldpest.stats.likelihood import lattice_frequencies, support_statistics, support_value
+from ldpest.stats.likelihood import lattice_frequencies, off_diagonal_rank_one, support_statistics, support_value
 from ldpest.testing import ConformanceError
 from ldpest.testing.moments import report_support_matches_channel
 
@@ -275,3 +275,29 @@ def test_the_statistics_of_one_pass_finalised_by_hand_say_what_is_missing():
     assert resumed.attrs["mle_converged"] == 1
     np.testing.assert_allclose(resumed["probability"].values,
                                ldpest.estimate(reports, "frequency-likelihood")["probability"].values, atol=0.01)
+
+
+# -- the Newton model ---------------------------------------------------------------------------------------
+def test_the_rank_one_fit_ignores_the_diagonal_and_is_least_squares_off_it():
+    rng = np.random.default_rng(7)
+    a = rng.random(40) + 0.1
+    exact = np.outer(a, a) + np.diag(rng.random(40) * 10)  # any diagonal: the fit must not see it
+    np.testing.assert_allclose(off_diagonal_rank_one(exact), np.outer(a, a), rtol=1e-9)
+    noise = rng.normal(0, 0.05, (40, 40))
+    noisy = exact + (noise + noise.T) / 2
+    fit = off_diagonal_rank_one(noisy)
+    b = np.sqrt(np.diag(fit))
+    off = ~np.eye(40, dtype=bool)
+    residual = np.where(off, noisy - np.outer(b, b), 0.0)
+    np.testing.assert_allclose(residual @ b, 0.0, atol=1e-9)  # the gradient of the squared error off the diagonal
+
+
+@pytest.mark.parametrize("name,params", [(n, p) for n, p in SUPPORT_ORACLES if "prime" not in p],
+                         ids=[i for i, (_, p) in zip(IDS, SUPPORT_ORACLES, strict=True) if "prime" not in p])
+@pytest.mark.parametrize("d", [10, 300])
+def test_it_converges_in_at_most_ten_passes(name, params, d):
+    for epsilon in (0.5, 4.0):
+        for truth in (np.arange(1, d + 1) ** -1.5, np.ones(d)):
+            reports = reports_of(name, params, d, 30_000, epsilon, truth=truth / truth.sum(), seed=5)
+            result = ldpest.estimate(reports, "frequency-likelihood")
+            assert result.attrs["mle_converged"] == 1 and result.attrs["mle_passes"] <= 10, (epsilon, truth[:2])
