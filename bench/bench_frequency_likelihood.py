@@ -1,6 +1,7 @@
 """The ``frequency-likelihood`` estimator (issue 23): its error against the simplex projection and the
 default (``frequency``, projection ``auto``) on the same reports, the passes it makes over them, and its
 time against the projection's.
+``passes``: the passes with the simulated curvature's rank-one fit and without it.
 
 ``accuracy``: for each oracle, epsilon, d and truth (``skewed``: ``theta_j ~ exp(-12.5 j / d)``; ``flat``),
 ``reps`` sets of n privatised reports of data drawn from the truth; mean squared l2 error of each estimate,
@@ -11,6 +12,10 @@ the ratio MLE / simplex with its paired standard error, and the passes (mean and
     B=bench/results/frequency-likelihood.txt
     .venv/bin/python bench/bench_frequency_likelihood.py accuracy --reps 20 > $B
     .venv/bin/python bench/bench_frequency_likelihood.py time --n 1000000 --d 1000 --epsilons 1,4 >> $B
+    .venv/bin/python bench/bench_frequency_likelihood.py time --n 10000000 --d 1000 --epsilons 1,4 \
+        --oracles unary-randomized-response --repeat 1 >> $B
+    .venv/bin/python bench/bench_frequency_likelihood.py passes --n 100000 --d 10,100,300 \
+        --oracles unary-randomized-response,subset-selection,local-hashing >> $B
 """
 
 from __future__ import annotations
@@ -102,9 +107,34 @@ def timing(args) -> None:
         del reports
 
 
+def passes(args) -> None:
+    """Passes to convergence with the simulated curvature's rank-one fit off the diagonal (the default) and
+    without it (``RANK_ONE_BELOW = 0``), on one set of reports per cell."""
+    from ldpest_multinomial import likelihood
+
+    default = likelihood.RANK_ONE_BELOW
+    print(f"# passes: n = {args.n}, one set of reports per cell; rank-one fit where fewer than {default} "
+          "simulated reports per category, against never")
+    print(f"{'oracle':28s} {'eps':>4s} {'d':>4s} {'truth':6s} {'rank-one':>8s} {'simulated':>9s}")
+    totals = np.zeros(2, dtype=int)
+    for name, epsilon, d, shape in itertools.product(args.oracles.split(","), map(float, args.epsilons.split(",")),
+                                                     map(int, args.d.split(",")), ("skewed", "flat")):
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+        reports = mechanism.privatize(np.random.default_rng(0).choice(d, size=args.n, p=truth_of(shape, d)), rng=1)
+        counts = []
+        for below in (default, 0):
+            likelihood.RANK_ONE_BELOW = below
+            estimator = ldpest.estimator("frequency-likelihood", max_passes=30)
+            counts.append(quiet_estimate(reports, estimator).attrs["mle_passes"])
+        likelihood.RANK_ONE_BELOW = default
+        totals += counts
+        print(f"{name:28s} {epsilon:4g} {d:4d} {shape:6s} {counts[0]:8d} {counts[1]:9d}", flush=True)
+    print(f"# total {totals[0]} with the fit, {totals[1]} without")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=("accuracy", "time"))
+    parser.add_argument("part", choices=("accuracy", "time", "passes"))
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--epsilons", default="0.5,1,2,4")
     parser.add_argument("--d", default="10,100")
@@ -113,7 +143,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     register_example_plugin()
-    (accuracy if args.part == "accuracy" else timing)(args)
+    {"accuracy": accuracy, "time": timing, "passes": passes}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ SUPPORT_BLOCK_CELLS = 1 << 17  # report cells converted to float32 at a time (51
 SUPPORT_BLOCK_ROWS = 1 << 12  # ... and at most this many reports, so that every block sum below is exact
 THETA_BITS = 40  # the iterate's frequencies are multiples of 2^-40: theta(S_i) is then exact in any order
 UNIT_BITS = 30  # per-report terms keep 30 significant bits (a relative change below 1e-9), summed exactly
-LIMB_BITS = 12  # ... as integers split into 12-bit limbs: a block's float32 sum of limbs is exact
+# ... as integers split into limbs of 24 - log2(block rows) bits (12 at d <= 32, 16 at d = 1000: _limb_bits), so that
+# a block's float32 sum of limbs is exact
 THETA_LIMB_BITS = 10  # the iterate's units in 10-bit limbs: theta(S_i) is a float32 sum of at most 2^11 of them
 LOG_ROWS = 1 << 22  # per-report log T_i (below 2^40 units) summed as int64 this many at a time
 SUPPORT_MAX_RATIO = 2.0 ** 400  # beyond, the squared weights' units leave float64
@@ -92,7 +93,17 @@ def _weight_bits(ratio: float, power: int) -> int:
     return UNIT_BITS + math.ceil(power * math.log2(ratio))
 
 
-def _limbs(units: np.ndarray, count: int, bits: int = LIMB_BITS) -> np.ndarray:
+def _block_rows(d: int) -> int:
+    """Reports per block of :func:`support_statistics` at ``d`` categories."""
+    return max(1, min(SUPPORT_BLOCK_ROWS, SUPPORT_BLOCK_CELLS // max(d, 1)))
+
+
+def _limb_bits(d: int) -> int:
+    """The widest limbs whose sum over a block of ``_block_rows(d) <= 2^k`` reports stays below 2^24."""
+    return 24 - (_block_rows(d) - 1).bit_length()
+
+
+def _limbs(units: np.ndarray, count: int, bits: int) -> np.ndarray:
     """Integer-valued float64 ``units`` as ``count`` limbs of ``bits`` bits, lowest first, as float32 (exact)."""
     if count * bits <= 63:  # one shift per limb of the int64 units
         shifts = np.arange(0, count * bits, bits, dtype=np.int64)
@@ -106,34 +117,36 @@ def _limbs(units: np.ndarray, count: int, bits: int = LIMB_BITS) -> np.ndarray:
     return out
 
 
-def _unlimb(limbs, bits: int) -> np.ndarray:
-    """The value of int64 limb sums (limbs along the first axis) in units of ``2^-bits``."""
+def _unlimb(limbs, bits: int, limb_bits: int) -> np.ndarray:
+    """The value of int64 limb sums (limbs of ``limb_bits`` along the first axis) in units of ``2^-bits``."""
     limbs = np.asarray(limbs)
-    weights = np.array([math.ldexp(1.0, LIMB_BITS * limb - bits) for limb in range(limbs.shape[0])])
+    weights = np.array([math.ldexp(1.0, limb_bits * limb - bits) for limb in range(limbs.shape[0])])
     return np.tensordot(weights, limbs.astype(np.float64), axes=(0, 0))
 
 
-def _weight_limbs(weight: np.ndarray, bits: int, count: int, square_bits: int, square_count: int) -> np.ndarray:
+def _weight_limbs(weight: np.ndarray, bits: int, count: int, square_bits: int, square_count: int,
+                  limb_bits: int) -> np.ndarray:
     """``weight`` in units of ``2^-bits`` as ``count`` limbs, then ``weight^2`` in units of ``2^-square_bits`` as
-    ``square_count`` limbs (:func:`_limbs`), side by side."""
-    if max(count * LIMB_BITS, square_count * LIMB_BITS) > 63:
-        return np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count),
-                               _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count)], axis=1)
+    ``square_count`` limbs, of ``limb_bits`` each (:func:`_limbs`), side by side."""
+    if max(count, square_count) * limb_bits > 63:
+        return np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count, limb_bits),
+                               _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count, limb_bits)],
+                              axis=1)
     units = np.empty((weight.shape[0], 2), dtype=np.int64)
     units[:, 0] = np.rint(np.ldexp(weight, bits))
     units[:, 1] = np.rint(np.ldexp(weight * weight, square_bits))
-    column, shift = _LIMB_LAYOUT.get((count, square_count)) or _limb_layout(count, square_count)
-    return ((units[:, column] >> shift) & ((1 << LIMB_BITS) - 1)).astype(np.float32)
+    column, shift = _LIMB_LAYOUT.get((count, square_count, limb_bits)) or _limb_layout(count, square_count, limb_bits)
+    return ((units[:, column] >> shift) & ((1 << limb_bits) - 1)).astype(np.float32)
 
 
-_LIMB_LAYOUT: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+_LIMB_LAYOUT: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _limb_layout(count: int, square_count: int) -> tuple[np.ndarray, np.ndarray]:
+def _limb_layout(count: int, square_count: int, limb_bits: int) -> tuple[np.ndarray, np.ndarray]:
     """Which units (0: weight, 1: its square) and which shift make each limb of :func:`_weight_limbs`."""
     column = np.repeat(np.array([0, 1], dtype=np.intp), [count, square_count])
-    shift = np.concatenate([np.arange(count), np.arange(square_count)]).astype(np.int64) * LIMB_BITS
-    _LIMB_LAYOUT[count, square_count] = column, shift
+    shift = np.concatenate([np.arange(count), np.arange(square_count)]).astype(np.int64) * limb_bits
+    _LIMB_LAYOUT[count, square_count, limb_bits] = column, shift
     return column, shift
 
 
@@ -147,9 +160,10 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
 
     Exact in any order, so that chunks, files, dask and Spark agree bit for bit, and in float32 matrix
     products (twice as fast as float64): ``theta(S_i)`` is a sum of 10-bit limbs of ``theta``'s lattice units,
-    exact; each weight is rounded to 30 significant bits (``1 / T_i >= 1 / ratio``) and split into 12-bit
-    limbs, whose block sums (one product) are integers below 2^24; blocks add exactly in float64 (up to 2^41
-    reports), ``loglik`` (in units of 2^-30) as an :class:`ExactSum`.  At most 2048 categories."""
+    exact; each weight is rounded to 30 significant bits (``1 / T_i >= 1 / ratio``) and split into limbs of
+    ``_limb_bits(d)`` bits (12 at d <= 32, 16 at d = 1000), whose block sums (one product) are integers below
+    2^24; blocks add exactly in float64 (up to 2^29 reports a call), ``loglik`` (in units of 2^-30) as an
+    :class:`ExactSum`.  At most 2048 categories."""
     from .exactsum import ExactSum
 
     theta = np.asarray(theta, dtype=np.float64)
@@ -161,8 +175,8 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     theta_scales = np.array([math.ldexp(1.0, THETA_LIMB_BITS * limb - THETA_BITS)
                              for limb in range(theta_limbs.shape[1])])
     bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
-    count, square_count = bits // LIMB_BITS + 1, square_bits // LIMB_BITS + 1
-    rows = max(1, min(SUPPORT_BLOCK_ROWS, SUPPORT_BLOCK_CELLS // max(d, 1)))
+    limb_bits, rows = _limb_bits(d), _block_rows(d)
+    count, square_count = bits // limb_bits + 1, square_bits // limb_bits + 1
     block_buffer = np.empty((min(rows, n), d), dtype=np.float32)
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
@@ -175,11 +189,11 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         np.matmul((block @ theta_limbs).astype(np.float64), theta_scales, out=total)
         total *= scale
         total += 1.0
-        limbs[start:stop] = _weight_limbs(1.0 / total, bits, count, square_bits, square_count)
+        limbs[start:stop] = _weight_limbs(1.0 / total, bits, count, square_bits, square_count, limb_bits)
         sums += limbs[start:stop].T @ block
     loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
                      .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
-    totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^12: exact below 2^41 reports
+    totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^24: exact below 2^29 reports
     sums = sums.astype(np.int64)
     return {"loglik": ExactSum(np.array([loglik], dtype=object), -UNIT_BITS, ()),
             "weight_sum": totals[:count], "weight_square_sum": totals[count:],
@@ -190,8 +204,8 @@ def support_value(stats, name: str, ratio: float):
     """The float value of statistic ``name`` of :func:`support_statistics` (``loglik``: ``sum_i log T_i``)."""
     if name == "loglik":
         return float(stats["loglik"].to_float())
-    return _unlimb(stats[name], _weight_bits(ratio, 2 if name.endswith("square_sum") or name == "support_square"
-                                                 else 1))
+    power = 2 if name.endswith("square_sum") or name == "support_square" else 1
+    return _unlimb(stats[name], _weight_bits(ratio, power), _limb_bits(np.shape(stats["support"])[-1]))
 
 
 def support_gradient(stats, ratio: float) -> np.ndarray:

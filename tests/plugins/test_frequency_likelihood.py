@@ -126,10 +126,11 @@ def test_counts_suffice_for_randomized_and_hadamard_response_in_one_pass():
 
 # -- the statistics -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("ratio", [1.05, 3.0, 5e21])
-def test_statistics_are_exact_in_any_order_and_match_float_sums(ratio):
+@pytest.mark.parametrize("d", [7, 600, 2048])  # limbs of 12, 16 and 18 bits
+def test_statistics_are_exact_in_any_order_and_match_float_sums(ratio, d):
     rng = np.random.default_rng(4)
-    members = (rng.random((3000, 7)) < 0.4).astype(np.uint8)
-    theta = lattice_frequencies(rng.dirichlet(np.ones(7)) * (np.arange(7) > 0))  # one category at 0
+    members = (rng.random((3000, d)) < 0.4).astype(np.uint8)
+    theta = lattice_frequencies(rng.dirichlet(np.ones(d)) * (np.arange(d) > 0))  # one category at 0
     whole = support_statistics(members, ratio, theta)
     parts = [support_statistics(members[start:start + 211], ratio, theta) for start in range(0, 3000, 211)]
     for key in ("weight_sum", "weight_square_sum", "support", "support_square"):
