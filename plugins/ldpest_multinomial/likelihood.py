@@ -58,7 +58,7 @@ MODEL_REPORTS = 32  # simulated reports per category for the curvature off the d
 MODEL_LEAST = 1 << 14  # ... and at least this many (measured: 10 -> 8 passes at d = 10, epsilon 4)
 MODEL_BLOCK_CELLS = 1 << 22  # simulated report cells turned into floats at a time
 RANK_ONE_BELOW = 1024  # with fewer simulated reports per category, their products off the diagonal are fitted by
-# a a^T (passes over 3 oracles, d = 10-300, epsilon 0.5-4, n = 10^5, 2 truths: 459 -> 404, never more, at most 12 -> 8)
+# a a^T (bench_frequency_likelihood.py passes, 72 cells: 457 -> 403 passes, never more in a cell, at most 10 -> 8)
 MAX_CATEGORIES = 2048  # the Newton model is a d x d matrix
 SUPPORT_ROWS_CELLS = 1 << 22  # report_support is asked for blocks of at most this many cells
 _STATISTICS = ("loglik", "weight_sum", "weight_square_sum", "support", "support_square")
