@@ -9,6 +9,7 @@ import ldpest
 
 from .estimators import HistogramCdf, HistogramMean
 from .family import Histogram
+from .likelihood import HistogramLikelihood
 from .mechanism import LaplaceHistogram
 from .oracle import OracleHistogram
 
@@ -23,6 +24,7 @@ def register_mechanisms(register):
 def register_estimators(register):
     register(HistogramMean)
     register(HistogramCdf)
+    register(HistogramLikelihood)
 
 
 @ldpest.hookimpl

@@ -39,7 +39,12 @@ def oracle_parts(mechanism, arrays, n: int, projection: str) -> EstimateParts:
     ``projection`` (docs/frequency-oracles.md), divided by the cell volume.  The outside category takes
     part in the projection, so the cells' masses sum to one minus ``outside_mass``."""
     frequency = ldpest.estimator("frequency", projection=projection)
-    parts = frequency.parts(mechanism.oracle, arrays, n)
+    return density_parts(mechanism, frequency.parts(mechanism.oracle, arrays, n))
+
+
+def density_parts(mechanism, parts: EstimateParts) -> EstimateParts:
+    """A frequency result's ``parts`` over the oracle's categories (the cells, then outside) as densities on
+    the partition's grid, the outside category's entries as ``outside_*`` attributes."""
     partition, size = mechanism.partition, mechanism.partition.size
     volume = partition.cell_volume
     dims, coords, bounds, extra = geometry(mechanism)

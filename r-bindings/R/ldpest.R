@@ -146,7 +146,8 @@ ldp_ledger <- function(ledger, user = NULL, period = NULL) {
 #' @param na.rm FALSE (default) refuses reports (or groups) holding NA; TRUE
 #'   drops them, and the result's attribute na_removed says how many.
 #' @param estimator NULL for the mechanism's default, or a name ("frequency",
-#'   "histogram-mean", "histogram-cdf", "series").
+#'   "frequency-likelihood", "histogram-mean", "histogram-cdf", "histogram-likelihood",
+#'   "series").
 #' @param mechanism,epsilon,... for reports collected elsewhere.
 #' @param projection NULL (the estimator's default: "auto" for frequencies, the
 #'   lowest estimated risk per result), "auto", "simplex", "positive", "shrink", "ibu", "mle" or

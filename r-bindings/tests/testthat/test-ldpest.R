@@ -81,6 +81,11 @@ test_that("histograms whose cells a frequency oracle sends: oracle-histogram", {
   expect_lt(abs(attr(d, "outside_unprojected") - 0.25), 5 * attr(d, "outside_stderr"))
   a <- ldp_estimate(r, estimator = "histogram-mean", projection = "auto")
   expect_true(attr(a, "projection") %in% c("simplex", "positive", "shrink", "ibu"))
+  m <- ldp_estimate(r, estimator = "histogram-likelihood")
+  expect_equal(attr(m, "projection"), "mle")
+  expect_equal(attr(m, "mle_converged"), 1)
+  expect_gte(attr(m, "mle_passes"), 2)
+  expect_equal(sum(m) * attr(m, "cell_volume") + attr(m, "outside_mass"), 1, tolerance = 1e-12)
   expect_error(ldp_privatize(age, "oracle-histogram", epsilon = 1, low = 18, high = 90, bins = 6, oracle = "duchi"),
                "the oracle must be a frequency oracle", class = "ldpest_error")
 })
