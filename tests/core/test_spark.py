@@ -133,3 +133,15 @@ def test_spark_errors_are_ldpests_own(spark, tmp_path):
     done = subprocess.run([LDPEST, "estimate", str(csv), "-m", "randomized-response", "-e", "1", "--categories", "a,b",
                            "--scheduler", "local[2]"], capture_output=True, text=True)
     assert done.returncode == 2 and "Spark reads Parquet report files" in done.stderr
+
+
+def test_the_likelihood_of_histogram_cells_is_the_same_on_spark(spark):
+    mech = ldpest.mechanism("oracle-histogram", epsilon=2.0, oracle="unary-randomized-response", low=[0], high=[1],
+                            bins=5)
+    reports = mech.privatize(np.random.default_rng(3).beta(2, 5, 3000) * 1.1, rng=4)
+    expected = ldpest.estimate(reports, "histogram-likelihood")
+    assert expected.attrs["mle_passes"] >= 3
+    result = ldpest.estimate(frame_of(spark, reports, 3), "histogram-likelihood", mechanism=mech)
+    for variable in expected.data_vars:
+        assert np.array_equal(result[variable].values, expected[variable].values), variable
+    assert result.attrs == expected.attrs
