@@ -72,12 +72,7 @@ def test_an_estimator_of_several_passes_reads_the_frame_once_per_pass_bit_for_bi
     mech = ldpest.mechanism("subset-selection", epsilon=2.0, categories=list(range(8)))
     reports = mech.privatize(np.random.default_rng(1).choice(8, 4000, p=np.exp(-np.arange(8)) / np.exp(
         -np.arange(8)).sum()), rng=2)
-    expected = ldpest.estimate(reports, "frequency-likelihood")
-    assert expected.attrs["mle_passes"] >= 3
-    result = ldpest.estimate(frame_of(spark, reports, 3), "frequency-likelihood", mechanism=mech)
-    for variable in expected.data_vars:
-        assert np.array_equal(result[variable].values, expected[variable].values), variable
-    assert result.attrs == expected.attrs
+    assert_passes_agree(spark, reports, mech, "frequency-likelihood")
 
 
 def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command_line(spark, tmp_path):
@@ -139,9 +134,14 @@ def test_the_likelihood_of_histogram_cells_is_the_same_on_spark(spark):
     mech = ldpest.mechanism("oracle-histogram", epsilon=2.0, oracle="unary-randomized-response", low=[0], high=[1],
                             bins=5)
     reports = mech.privatize(np.random.default_rng(3).beta(2, 5, 3000) * 1.1, rng=4)
-    expected = ldpest.estimate(reports, "histogram-likelihood")
+    assert_passes_agree(spark, reports, mech, "histogram-likelihood")
+
+
+def assert_passes_agree(spark, reports, mech, estimator):
+    """The estimate of several passes on a Spark frame equals the in-memory one bit for bit."""
+    expected = ldpest.estimate(reports, estimator)
     assert expected.attrs["mle_passes"] >= 3
-    result = ldpest.estimate(frame_of(spark, reports, 3), "histogram-likelihood", mechanism=mech)
+    result = ldpest.estimate(frame_of(spark, reports, 3), estimator, mechanism=mech)
     for variable in expected.data_vars:
         assert np.array_equal(result[variable].values, expected[variable].values), variable
     assert result.attrs == expected.attrs
