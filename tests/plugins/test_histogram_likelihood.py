@@ -1,6 +1,8 @@
 """histogram-likelihood: the maximum-likelihood densities of oracle-histogram cells (docs/histograms.md,
 "Cells sent by a frequency oracle")."""
 
+import warnings
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -114,3 +116,20 @@ def test_the_cli_estimates_a_report_file(tmp_path):
     ds = ldpest.io.result_files.read_result(out)
     assert ds.attrs["estimator"] == "histogram-likelihood" and ds.attrs["mle_converged"] == 1
     assert float(ds["mass"].sum()) + ds.attrs["outside_mass"] == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [1, 10, 30])
+@pytest.mark.parametrize("epsilon", [0.05, 50.0])
+@pytest.mark.parametrize("oracle", ["unary-randomized-response", "subset-selection"])
+def test_edges_equal_the_oracles_likelihood_estimate_and_give_masses_that_sum_to_one(oracle, n, epsilon):
+    """Every point in the first cell (a boundary truth), at tiny n and the extreme epsilons."""
+    mech = box(oracle, epsilon)
+    reports = mech.privatize(np.full(n, 0.01), rng=np.random.default_rng(6))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="the estimate is uninformative", category=ldpest.EstimateWarning)
+        histogram = ldpest.estimate(reports, "histogram-likelihood")
+        frequency = ldpest.estimate(Reports.trusted(reports.values, mech.oracle), "frequency-likelihood")
+    mass = histogram["mass"].values
+    np.testing.assert_array_equal(mass, frequency["probability"].values[:-1])
+    assert np.all(mass >= 0) and mass.sum() + histogram.attrs["outside_mass"] == pytest.approx(1.0, abs=1e-12)
+    assert np.all(histogram["stderr"].values > 0)
