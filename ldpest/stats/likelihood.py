@@ -3,6 +3,7 @@ stopping rule (docs/frequency-oracles.md, "After the unbiased estimate")."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -103,18 +104,32 @@ def _limb_bits(d: int) -> int:
     return 24 - (_block_rows(d) - 1).bit_length()
 
 
-def _limbs(units: np.ndarray, count: int, bits: int) -> np.ndarray:
-    """Integer-valued float64 ``units`` as ``count`` limbs of ``bits`` bits, lowest first, as float32 (exact)."""
-    if count * bits <= 63:  # one shift per limb of the int64 units
-        shifts = np.arange(0, count * bits, bits, dtype=np.int64)
-        return ((units.astype(np.int64)[:, None] >> shifts) & ((1 << bits) - 1)).astype(np.float32)
-    out = np.empty((units.shape[0], count), dtype=np.float32)
-    rest = units
-    for limb in range(count):
-        low = np.fmod(rest, float(2 ** bits))
-        out[:, limb] = low
-        rest = (rest - low) / float(2 ** bits)
+def _limbs(columns: list[tuple[np.ndarray, int]], bits: int) -> np.ndarray:
+    """Each column ``(units, count)`` of integer-valued float64 ``units`` as ``count`` limbs of ``bits`` bits,
+    lowest first, the columns' limbs side by side, as float32 (exact)."""
+    counts = [count for _, count in columns]
+    if max(counts) * bits <= 63:  # one shift per limb of int64 units
+        units = np.empty((columns[0][0].shape[0], len(columns)), dtype=np.int64)
+        for index, (values, _) in enumerate(columns):
+            units[:, index] = values
+        which, shift = _limb_layout(tuple(counts), bits)
+        return ((units[:, which] >> shift) & ((1 << bits) - 1)).astype(np.float32)
+    out = np.empty((columns[0][0].shape[0], sum(counts)), dtype=np.float32)
+    limb = 0
+    for rest, count in columns:
+        for _ in range(count):
+            low = np.fmod(rest, float(2 ** bits))
+            out[:, limb] = low
+            rest = (rest - low) / float(2 ** bits)
+            limb += 1
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _limb_layout(counts: tuple[int, ...], bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """For :func:`_limbs`: the column of the units and the shift that make each limb."""
+    which = np.repeat(np.arange(len(counts)), counts)
+    return which, np.concatenate([np.arange(count, dtype=np.int64) * bits for count in counts])
 
 
 def _unlimb(limbs, bits: int, limb_bits: int) -> np.ndarray:
@@ -122,32 +137,6 @@ def _unlimb(limbs, bits: int, limb_bits: int) -> np.ndarray:
     limbs = np.asarray(limbs)
     weights = np.array([math.ldexp(1.0, limb_bits * limb - bits) for limb in range(limbs.shape[0])])
     return np.tensordot(weights, limbs.astype(np.float64), axes=(0, 0))
-
-
-def _weight_limbs(weight: np.ndarray, bits: int, count: int, square_bits: int, square_count: int,
-                  limb_bits: int) -> np.ndarray:
-    """``weight`` in units of ``2^-bits`` as ``count`` limbs, then ``weight^2`` in units of ``2^-square_bits`` as
-    ``square_count`` limbs, of ``limb_bits`` each (:func:`_limbs`), side by side."""
-    if max(count, square_count) * limb_bits > 63:
-        return np.concatenate([_limbs(np.rint(np.ldexp(weight, bits)), count, limb_bits),
-                               _limbs(np.rint(np.ldexp(weight * weight, square_bits)), square_count, limb_bits)],
-                              axis=1)
-    units = np.empty((weight.shape[0], 2), dtype=np.int64)
-    units[:, 0] = np.rint(np.ldexp(weight, bits))
-    units[:, 1] = np.rint(np.ldexp(weight * weight, square_bits))
-    column, shift = _LIMB_LAYOUT.get((count, square_count, limb_bits)) or _limb_layout(count, square_count, limb_bits)
-    return ((units[:, column] >> shift) & ((1 << limb_bits) - 1)).astype(np.float32)
-
-
-_LIMB_LAYOUT: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _limb_layout(count: int, square_count: int, limb_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """Which units (0: weight, 1: its square) and which shift make each limb of :func:`_weight_limbs`."""
-    column = np.repeat(np.array([0, 1], dtype=np.intp), [count, square_count])
-    shift = np.concatenate([np.arange(count), np.arange(square_count)]).astype(np.int64) * limb_bits
-    _LIMB_LAYOUT[count, square_count, limb_bits] = column, shift
-    return column, shift
 
 
 def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, object]:
@@ -171,7 +160,7 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     if d > 1 << (24 - THETA_LIMB_BITS - 1):
         raise ValueError(f"support_statistics takes at most 2048 categories, got {d}")
     scale = float(ratio) - 1.0
-    theta_limbs = _limbs(np.rint(np.ldexp(theta, THETA_BITS)), THETA_BITS // THETA_LIMB_BITS, THETA_LIMB_BITS)
+    theta_limbs = _limbs([(np.rint(np.ldexp(theta, THETA_BITS)), THETA_BITS // THETA_LIMB_BITS)], THETA_LIMB_BITS)
     theta_scales = np.array([math.ldexp(1.0, THETA_LIMB_BITS * limb - THETA_BITS)
                              for limb in range(theta_limbs.shape[1])])
     bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
@@ -189,7 +178,9 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         np.matmul((block @ theta_limbs).astype(np.float64), theta_scales, out=total)
         total *= scale
         total += 1.0
-        limbs[start:stop] = _weight_limbs(1.0 / total, bits, count, square_bits, square_count, limb_bits)
+        weight = 1.0 / total
+        limbs[start:stop] = _limbs([(np.rint(np.ldexp(weight, bits)), count),
+                                    (np.rint(np.ldexp(weight * weight, square_bits)), square_count)], limb_bits)
         sums += limbs[start:stop].T @ block
     loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
                      .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
