@@ -15,10 +15,12 @@ import ldpest
 from ldpest_multinomial.hadamard import pure_ldp_layout
 
 PEER_SCRIPT = r"""
-import json, sys
+import json, random, sys
 import numpy as np
 from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
 
+random.seed(26)  # pure-ldp draws from the global generators: seeded, the reports are the same every run
+np.random.seed(26)
 out = {}
 for d, epsilon in ((100, 2.0), (10, 2.0), (12, 0.5), (40, 5.0), (7, 9.0)):
     theta = np.random.default_rng(d).dirichlet(np.ones(d))
