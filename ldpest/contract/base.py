@@ -242,6 +242,8 @@ class FrequencyOracle(abc.ABC):
         ``(len(reports), d)``."""
         raise NotImplementedError(f"{type(self).__name__} declares no support_ratio")
 
+    cross_covariance_columns = False  # frequency_cross_covariance multiplies each column of a matrix ``vector``
+
     def frequency_cross_covariance(self, theta, vector) -> np.ndarray | None:
         """Optional: ``sum_{j != i} n Cov(theta_hat_i, theta_hat_j) vector_j`` for every ``i``, with data of
         frequencies ``theta``: the off-diagonal covariance of the unbiased estimate times a vector, which
@@ -249,7 +251,9 @@ class FrequencyOracle(abc.ABC):
         estimate"); the conformance kit checks it against the enumerated channel.  Where one report's
         coordinates are independent given its input (unary encodings, one-hot Laplace), it is the
         inputs' sampling alone, ``-theta_i theta_j``: :func:`ldpest.stats.binomial.cross_covariance_product`
-        computes that and the other common forms.  None (the default): not declared."""
+        computes that and the other common forms.  None (the default): not declared.  Set the class attribute
+        ``cross_covariance_columns = True`` where ``vector`` may also be a ``(d, k)`` matrix whose columns are
+        each multiplied (the conformance kit checks it): ``"auto"`` then forms the covariance in one call."""
         return None
 
     def frequency_mle_divergence(self, stats: Mapping[str, object], n: int, mle, covariance) -> float | None:

@@ -50,11 +50,12 @@ def cross_covariance_product(theta, vector, c0: float = 0.0, c1: float = 0.0) ->
     """``sum_{j != i} (c0 + c1 (theta_i + theta_j) - theta_i theta_j) vector_j`` for every ``i``, in O(d):
     :meth:`ldpest.FrequencyOracle.frequency_cross_covariance` for oracles whose ``n Cov(theta_hat_i,
     theta_hat_j)`` has that form (:func:`inclusion_pair_covariance`; ``c0 = c1 = 0`` is the inputs'
-    multinomial sampling alone)."""
+    multinomial sampling alone).  ``vector`` may be a matrix: each column is multiplied."""
     theta, vector = np.asarray(theta, dtype=np.float64), np.asarray(vector, dtype=np.float64)
-    others = vector.sum() - vector  # sum_{j != i} v_j
-    weighted = theta @ vector - theta * vector  # sum_{j != i} theta_j v_j
-    return c0 * others + c1 * (theta * others + weighted) - theta * weighted
+    column = theta.reshape(-1, *(1,) * (vector.ndim - 1))  # theta_i down the rows of a matrix
+    others = vector.sum(axis=0) - vector  # sum_{j != i} v_j
+    weighted = theta @ vector - column * vector  # sum_{j != i} theta_j v_j
+    return c0 * others + c1 * (column * others + weighted) - column * weighted
 
 
 def inclusion_pair_covariance(p: float, q: float, both_given_one: float,

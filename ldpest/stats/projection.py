@@ -41,7 +41,7 @@ def project_frequencies(theta, projection: str) -> np.ndarray:
 
 
 def project_positive(masses) -> np.ndarray:
-    """Gyorfi-Kroll positive projection of cell masses: ``m+ / sum(m+)``.
+    """Gyorfi-Kroll positive projection of cell masses: ``m+ / sum(m+)``, along the last axis.
 
     If no mass is positive the uniform vector is returned (MATH-DERIVATIONS.md
     section 5, a documented choice).  When the input sums to one this never
@@ -49,10 +49,8 @@ def project_positive(masses) -> np.ndarray:
     """
     m = np.asarray(masses, dtype=np.float64)
     positive = np.maximum(m, 0.0)
-    total = positive.sum()
-    if total <= 0:
-        return np.full_like(m, 1.0 / m.size)
-    return positive / total
+    total = positive.sum(axis=-1, keepdims=True)
+    return np.divide(positive, total, out=np.full_like(positive, 1.0 / m.shape[-1]), where=total > 0)
 
 
 def affine_count_mle(counts, offset: float) -> np.ndarray:
@@ -64,18 +62,18 @@ def affine_count_mle(counts, offset: float) -> np.ndarray:
     closed form (docs/frequency-oracles.md): ``theta_j = max(0, t c_j - offset)`` with ``t`` the water level at
     which the sum is 1.  With ``c`` sorted descending and ``S_k`` its cumulative sums,
     ``t_k = (1 + k offset) / S_k`` and ``k`` the largest with ``c_k t_k > offset``.  O(d log d); where
-    every ``theta_j`` is positive it is the unbiased estimate."""
+    every ``theta_j`` is positive it is the unbiased estimate.  Along the last axis of ``counts``."""
     c = np.asarray(counts, dtype=np.float64)
-    if c.ndim != 1 or c.sum() <= 0 or np.any(c < 0) or not offset > 0:
+    if c.ndim < 1 or np.any(c.sum(axis=-1) <= 0) or np.any(c < 0) or not offset > 0:
         raise ValueError("affine_count_mle needs non-negative counts with a positive total and offset > 0")
-    ordered = -np.sort(-c)
-    k = np.arange(1, c.size + 1)
+    ordered = -np.sort(-c, axis=-1)
+    k = np.arange(1, c.shape[-1] + 1)
     with np.errstate(divide="ignore"):
-        level = (1 + k * offset) / np.cumsum(ordered)  # inf while the leading counts are 0
+        level = (1 + k * offset) / np.cumsum(ordered, axis=-1)  # inf while the leading counts are 0
     active = ordered * level > offset
-    active[0] = True  # the largest count is always positive: it carries the whole mass if alone
-    top = c.size - np.argmax(active[::-1])  # the last k where the condition holds
-    return np.maximum(level[top - 1] * c - offset, 0.0)
+    active[..., 0] = True  # the largest count is always positive: it carries the whole mass if alone
+    top = c.shape[-1] - np.argmax(active[..., ::-1], axis=-1)  # the last k where the condition holds
+    return np.maximum(np.take_along_axis(level, (top - 1)[..., None], axis=-1) * c - offset, 0.0)
 
 
 def ibu_fixed_point(unbiased, offset: float) -> np.ndarray:
@@ -86,11 +84,13 @@ def ibu_fixed_point(unbiased, offset: float) -> np.ndarray:
     a constant (``offset = q / (p - q)``), so its limit is
     :func:`affine_count_mle` of ``x + offset`` (docs/frequency-oracles.md, "Post-processings").  For
     randomized response the counts are multinomial and this is the MLE; for unary encodings, subset
-    selection and local hashing it is a pseudo-likelihood estimate.  Uniform where every count is 0."""
+    selection and local hashing it is a pseudo-likelihood estimate.  Uniform where every count is 0.  Along the
+    last axis."""
     counts = np.maximum(np.asarray(unbiased, dtype=np.float64) + offset, 0.0)
-    if counts.sum() <= 0:
-        return np.full(counts.size, 1.0 / counts.size)
-    return affine_count_mle(counts, offset)
+    empty = counts.sum(axis=-1, keepdims=True) <= 0
+    if not empty.any():
+        return affine_count_mle(counts, offset)
+    return np.where(empty, 1.0 / counts.shape[-1], affine_count_mle(np.where(empty, 1.0, counts), offset))
 
 
 def shrink_to_uniform(unbiased, total_variance: float) -> tuple[np.ndarray, float]:
@@ -99,9 +99,14 @@ def shrink_to_uniform(unbiased, total_variance: float) -> tuple[np.ndarray, floa
     estimate"): ``project_simplex(u + w (x - u))`` with ``w = max(0, 1 - tr(Sigma) / ||x - u||^2)``,
     ``tr(Sigma)`` the estimate's total variance.  ``w`` minimises Stein's risk estimate of
     ``u + w (x - u)`` at a fixed weight: it shrinks all the way where ``x`` is within its noise of uniform,
-    and hardly at all where the data are far from it."""
+    and hardly at all where the data are far from it.  Along the last axis: ``weight`` is then an array."""
     x = np.asarray(unbiased, dtype=np.float64)
-    away = x - 1.0 / x.size
-    spread = float(away @ away)
-    weight = 1.0 if total_variance <= 0 else max(0.0, 1.0 - total_variance / spread) if spread > 0 else 0.0
-    return project_simplex(1.0 / x.size + weight * away), weight
+    away = x - 1.0 / x.shape[-1]
+    spread = np.einsum("...j,...j->...", away, away)
+    if total_variance <= 0:
+        weights = np.ones_like(spread)
+    else:  # no spread at all: nothing to keep
+        weights = np.maximum(0.0, 1.0 - np.divide(total_variance, spread, out=np.full_like(spread, np.inf),
+                                                  where=spread > 0))
+    estimate = project_simplex(1.0 / x.shape[-1] + weights[..., None] * away)
+    return estimate, (float(weights) if x.ndim == 1 else weights)

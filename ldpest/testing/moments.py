@@ -17,7 +17,8 @@ def frequency_moments_match_channel(mechanism: FrequencyOracle, channel) -> None
     and covariance ``sum_z P(z) x(z) x(z)^T - theta theta^T`` (``P(z) = sum_x theta_x Q(z | x)``).  At two
     skewed ``theta`` every category's mean must be ``theta``, every variance :meth:`frequency_variance`
     (where declared) and every off-diagonal entry what :meth:`frequency_cross_covariance` gives for each
-    unit vector (where declared)."""
+    unit vector (where declared), and for the identity matrix at once where it declares
+    ``cross_covariance_columns``."""
     outputs = channel.outputs
     if len(outputs) > MOMENT_OUTPUTS:
         return
@@ -52,6 +53,11 @@ def frequency_moments_match_channel(mechanism: FrequencyOracle, channel) -> None
         if abs(cross[i, j] - off[i, j]) > scale:
             fail(f"frequency_cross_covariance gives n Cov({categories[i]!r}, {categories[j]!r}) = {cross[i, j]:.12g}, "
                  f"the channel {off[i, j]:.12g}")
+        if mechanism.cross_covariance_columns:
+            together = np.asarray(mechanism.frequency_cross_covariance(theta, units), dtype=np.float64)
+            if together.shape != cross.shape or np.abs(together - cross).max() > scale:
+                fail("cross_covariance_columns is True, but frequency_cross_covariance of the identity matrix is not "
+                     "its products with each unit vector side by side")
 
 
 def report_support_matches_channel(mechanism: FrequencyOracle, channel) -> None:

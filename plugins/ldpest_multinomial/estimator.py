@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import warnings
 
@@ -166,7 +168,8 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     every projection keeps it, and the lower Stein risk decides between it and ``shrink``."""
     declared = mechanism.frequency_cross_covariance(theta, np.zeros_like(theta)) is not None
     covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
-                                    lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n)
+                                    lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n,
+                                    columns=mechanism.cross_covariance_columns)
     with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
     offset = ibu_offset(mechanism, arrays)
     total_variance = float(covariance.diagonal.sum())
@@ -185,8 +188,10 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     found = None
     if draw is not None:
         rng = np.random.default_rng(estimate_seed(theta, n))
-        plug_ins = (estimates["simplex"], estimates["positive"], estimates["shrink"])
-        found = [plug_in_risks(truth, draw, AUTO_DRAWS, rng) for truth in plug_ins]
+        plug_ins = np.stack([estimates["simplex"], estimates["positive"], estimates["shrink"]])
+        simulated = draw(plug_ins, rng)
+        found = [plug_in_risks(truth, {name: rows[at] for name, rows in simulated.items()})
+                 for at, truth in enumerate(plug_ins)]
     chosen, by = _choose(risks, found, list(estimates), how)
     rule = f"auto: {chosen} of {', '.join(estimates)}, by {by}"
     return chosen, estimates[chosen], _auto_attrs(chosen, rule, risks, mle_info, theta, total_variance)
@@ -269,25 +274,44 @@ def _projections(theta, offset: float | None, total_variance: float) -> dict:
 
 
 def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool, offset: float | None, total_variance: float):
-    """``(draw, how)``: ``draw(truth, rng)`` gives the candidates' estimates from one simulation of the
-    statistics of n reports at ``truth``; ``(None, None)`` where the oracle cannot be simulated (no
-    simulation, and no declared covariance or too many categories for a normal one)."""
+    """``(draw, how)``: ``draw(truths, rng)`` gives each candidate's estimates, shape ``(len(truths),
+    AUTO_DRAWS, d)``, from the statistics of n reports simulated ``AUTO_DRAWS`` times at each of the
+    ``truths``; ``(None, None)`` where the oracle cannot be simulated (no simulation, and no declared
+    covariance or too many categories for a normal one).  The candidates are computed for all the draws at
+    once; an oracle whose simulation takes ``draws`` makes each truth's in one call (its
+    ``frequency_estimate`` and ``frequency_mle`` then take statistics with a leading axis of draws)."""
+    d = len(mechanism.categories)
     simulate = getattr(mechanism, "bootstrap_frequency_statistics", None) or getattr(
         mechanism, "simulate_frequency_statistics", None)
     if simulate is not None:
-        def exact(truth, rng):
-            arrays = simulate(truth, n, rng)
-            theta, _ = mechanism.frequency_estimate(arrays, n)
-            return _candidates(mechanism, arrays, n, theta, with_mle, offset, total_variance)[0]
+        def exact(truths, rng):
+            if _simulates_draws(type(mechanism), simulate.__name__):
+                sets = [simulate(truth, n, rng, draws=AUTO_DRAWS) for truth in truths]
+                sets = [{key: np.concatenate([arrays[key] for arrays in sets]) for key in sets[0]}]
+            else:
+                sets = [simulate(truth, n, rng) for truth in truths for _ in range(AUTO_DRAWS)]
+            estimates = _projections(np.vstack([mechanism.frequency_estimate(arrays, n)[0] for arrays in sets]),
+                                     None if with_mle else offset, total_variance)
+            mles = [mechanism.frequency_mle(arrays, n) for arrays in sets] if with_mle else []
+            if mles and all(found is not None for found in mles):
+                estimates["mle"] = np.vstack([found[0] for found in mles])
+            return {name: rows.reshape(len(truths), AUTO_DRAWS, d) for name, rows in estimates.items()}
         return exact, f"{AUTO_DRAWS} simulations of the statistics each"
-    d = len(mechanism.categories)
     if covariance is None or d > AUTO_GAUSSIAN_LIMIT:
         return None, None
-    sample = gaussian_sampler(covariance, d)
+    sample = gaussian_sampler(covariance)
 
-    def normal(truth, rng):
-        return _projections(sample(truth, rng), None if with_mle else offset, total_variance)
+    def normal(truths, rng):
+        draws = np.vstack([sample(truth, rng, AUTO_DRAWS) for truth in truths])
+        estimates = _projections(draws, None if with_mle else offset, total_variance)
+        return {name: rows.reshape(len(truths), AUTO_DRAWS, d) for name, rows in estimates.items()}
     return normal, f"{AUTO_DRAWS} normal simulations each"
+
+
+@functools.cache
+def _simulates_draws(oracle: type, method: str) -> bool:
+    """Whether an oracle's simulation ``method`` takes ``draws`` (many sets of statistics in one call)."""
+    return "draws" in inspect.signature(getattr(oracle, method)).parameters
 
 
 def frequency_parts(mechanism, arrays, n: int, theta, stderr, estimate, projection: str, attrs: dict) -> EstimateParts:

@@ -283,8 +283,9 @@ class HadamardResponse(_CategoricalMechanism):
     def _agreement(self, histogram) -> np.ndarray:
         """``sum_i W_ij`` for every j: per-block Walsh-Hadamard transforms of the histogram."""
         layout = self._layout
-        spectra = fwht(np.asarray(histogram, dtype=np.int64).reshape(layout.blocks, layout.width))
-        return spectra[self._block_of, self._row_of]
+        histogram = np.asarray(histogram, dtype=np.int64)
+        spectra = fwht(histogram.reshape(*histogram.shape[:-1], layout.blocks, layout.width))
+        return spectra[..., self._block_of, self._row_of]
 
     def _gap(self) -> float:
         return self._layout.half * (self._alpha - self._beta)
@@ -381,9 +382,10 @@ class HadamardResponse(_CategoricalMechanism):
         + sb (Theta + 2 theta^2 P - theta^2 sb) + (1 - Theta) b beta``, every term >= 0, so it stays
         positive where ``P`` rounds to 1 (large epsilon)."""
         theta = np.asarray(theta, dtype=np.float64)
-        block_mass = np.clip(np.bincount(self._block_of, weights=theta, minlength=self._layout.blocks), 0.0, 1.0)
+        starts = np.arange(0, theta.shape[-1], self._layout.load)  # categories fill the blocks in order
+        block_mass = np.clip(np.add.reduceat(theta, starts, axis=-1), 0.0, 1.0)
         s, b, g = self._layout.half, self._layout.width, self._gap()
-        mass = np.maximum(block_mass[self._block_of], theta)
+        mass = np.maximum(block_mass[..., self._block_of], theta)
         p_in, c = float(self._exact[0] * s), float(1 - self._exact[0] * s)
         sb = s * self._beta
         square = theta ** 2
@@ -400,8 +402,9 @@ class HadamardResponse(_CategoricalMechanism):
     def report_bits(self):
         return math.log2(self.symbols)
 
-    def simulate_frequency_statistics(self, theta, n, rng):
+    def simulate_frequency_statistics(self, theta, n, rng, draws=None):
         """Exact: the histogram of symbols is Multinomial(n, P(z)), ``P(z) = beta + (alpha - beta)
-        sum_{x : z in C_x} theta_x``, the inner sums from one transform per block."""
+        sum_{x : z in C_x} theta_x``, the inner sums from one transform per block; ``draws`` histograms (rows)
+        if given."""
         probabilities = self._symbol_law(theta)
-        return {"symbols": rng.multinomial(n, probabilities / probabilities.sum()).astype(np.int64)}
+        return {"symbols": rng.multinomial(n, probabilities / probabilities.sum(), size=draws).astype(np.int64)}

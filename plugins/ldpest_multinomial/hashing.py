@@ -353,6 +353,8 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
                 np.subtract(residue, prime, out=shifted)
                 np.minimum(residue, shifted, out=residue)  # mod P: the subtraction wraps when residue < P
 
+    cross_covariance_columns = True
+
     def frequency_cross_covariance(self, theta, vector):
         """A report supports both ``i`` and ``l`` with probability ``p kappa`` when ``x`` is one of them, and
         ``kappa o + (p - o) tau`` otherwise (``o = (1 - p) / (g - 1)``, ``tau = P(h(x) = h(i) = h(l))``)

@@ -222,6 +222,8 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         """counts_j ~ Binomial(n, q + (p - q) theta_j), implemented p and q."""
         return self._q, self._p - self._q
 
+    cross_covariance_columns = True
+
     def frequency_cross_covariance(self, theta, vector):
         """One category per report: ``n Cov(theta_i, theta_j) = -pi_i pi_j / (p - q)^2``, i.e.
         ``c0 = -r^2``, ``c1 = -r`` with ``r = q / (p - q)`` (:func:`ldpest.stats.binomial.cross_covariance_product`)."""
@@ -248,10 +250,11 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def report_bits(self):
         return math.log2(self.d)
 
-    def simulate_frequency_statistics(self, theta, n, rng):
-        """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta)."""
+    def simulate_frequency_statistics(self, theta, n, rng, draws=None):
+        """Exact law of the counts of n reports: Multinomial(n, q + (p - q) theta); ``draws`` sets of them
+        (rows) if given."""
         pi = self._q + (self._p - self._q) * np.asarray(theta, dtype=np.float64)
-        return {"counts": rng.multinomial(n, pi / pi.sum()).astype(np.int64)}
+        return {"counts": rng.multinomial(n, pi / pi.sum(), size=draws).astype(np.int64)}
 
 
 class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
@@ -333,6 +336,8 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
 
     count_statistic = "ones"
 
+    cross_covariance_columns = True
+
     def frequency_cross_covariance(self, theta, vector):
         """Coordinates flipped independently given the input: only the inputs' sampling, ``-theta_i theta_j``."""
         return cross_covariance_product(theta, vector)
@@ -349,9 +354,10 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def report_bits(self):
         return float(self.d)
 
-    def simulate_frequency_statistics(self, theta, n, rng):
-        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, 1 - p)."""
-        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+    def simulate_frequency_statistics(self, theta, n, rng, draws=None):
+        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, 1 - p); ``draws`` sets
+        (rows) if given."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64), size=draws)
         return {"ones": (rng.binomial(counts, self._p) + rng.binomial(n - counts, 1 - self._p)).astype(np.int64)}
 
 
@@ -386,9 +392,13 @@ class LaplaceOneHot(_CategoricalMechanism):
         return {"sums": ExactSum.of(reports, step=self._noise.step)}
 
     def frequency_estimate(self, stats, n):
-        theta = stats["sums"].to_float() / n
+        """``theta = sums / n`` from the exact sums (or, from the bootstrap's simulated ``draws``, float rows)."""
+        sums = stats["sums"]
+        theta = (sums.to_float() if isinstance(sums, ExactSum) else np.asarray(sums, dtype=np.float64)) / n
         clipped = np.clip(theta, 0.0, 1.0)
         return theta, np.sqrt((clipped * (1 - clipped) + self._noise.variance) / n)
+
+    cross_covariance_columns = True
 
     def frequency_cross_covariance(self, theta, vector):
         """Noise independent across coordinates: only the inputs' sampling, ``-theta_i theta_j``."""
@@ -422,13 +432,15 @@ class LaplaceOneHot(_CategoricalMechanism):
             return None
         return *ends, EXACT_NOISE_SUM_METHOD
 
-    def bootstrap_frequency_statistics(self, theta, n, rng):
+    def bootstrap_frequency_statistics(self, theta, n, rng, draws=None):
         """For ``projection="auto"``'s parametric bootstrap: the exact counts ``c ~ Mult(n, theta)`` plus the
         noise sum drawn from the normal law with its exact variance ``n v`` (rounded to the lattice), in
-        O(d); the exact law of the sum (:meth:`simulate_frequency_statistics`) costs O(table) per category."""
-        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+        O(d); the exact law of the sum (:meth:`simulate_frequency_statistics`) costs O(table) per category.
+        ``draws`` sets (rows) if given, as floats (exact: lattice points far below 2^53)."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64), size=draws)
         noise = np.rint(rng.normal(0.0, math.sqrt(n * self._noise.variance), counts.shape) / self._noise.step)
-        return {"sums": ExactSum.of((counts + self._noise.step * noise)[None, :])}
+        sums = counts + self._noise.step * noise
+        return {"sums": sums if draws is not None else ExactSum.of(sums[None, :])}
 
     def simulate_frequency_statistics(self, theta, n, rng):
         """Exact: sum_i Z_ij = c_j + g (sum of n lattice noises), c ~ Mult(n, theta)."""

@@ -305,6 +305,8 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
         """ones_j ~ Binomial(n, q + (p - q) theta_j)."""
         return self._q, self._p - self._q
 
+    cross_covariance_columns = True
+
     def frequency_cross_covariance(self, theta, vector):
         """Sets of ``omega`` categories: ``P(i, j in S | x = i) = P_in (omega - 1) / (d - 1)`` and, for ``x``
         outside the pair, ``(P_in (omega - 1)(omega - 2) + (1 - P_in) omega (omega - 1)) / ((d - 1)(d - 2))``

@@ -89,6 +89,7 @@ def broken(fresh_registry):
     ("broken-looping", "vectorised", "per-record loop"),
     ("broken-global-random", "reproducible", "same seed gave different reports"),
     ("broken-independent-covariance", "frequency_moments", "frequency_cross_covariance gives n Cov("),
+    ("broken-column-covariance", "frequency_moments", "cross_covariance_columns is True, but"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
     ("broken-late-variance", "frequency_moments", "frequency_variance at 'c'"),
 ])

@@ -95,3 +95,26 @@ def test_the_positive_frequency_projection_clips_and_renormalises_like_multi_fre
     weighted = ldpest.estimate(reports, ldpest.estimator("frequency", projection="positive"), weights=np.ones(2000))
     np.testing.assert_allclose(weighted["probability"].values, result["probability"].values, rtol=1e-12)
     np.testing.assert_array_equal(project_positive(np.array([-1.0, -2.0])), [0.5, 0.5])
+
+
+def test_every_post_processing_is_batched_along_the_last_axis():
+    """``auto``'s bootstrap post-processes all its simulations at once: each row of a batch is what the 1-d call
+    gives, including the rows each function treats apart (nothing positive, no count, exactly uniform)."""
+    from ldpest.stats.projection import affine_count_mle, ibu_fixed_point, shrink_to_uniform
+
+    rows = np.random.default_rng(3).normal(0.1, 0.3, size=(40, 6))
+    rows[0] = -1.0  # nothing positive: uniform (positive), no count (ibu)
+    rows[1] = 1 / 6  # exactly uniform: no spread to shrink
+    rows[2] = [1.0, 0, 0, 0, 0, 0]  # one category
+    for batched, single in [
+        (project_positive(rows), [project_positive(row) for row in rows]),
+        (ibu_fixed_point(rows, 0.4), [ibu_fixed_point(row, 0.4) for row in rows]),
+        (affine_count_mle(np.abs(rows), 0.4), [affine_count_mle(np.abs(row), 0.4) for row in rows]),
+        (shrink_to_uniform(rows, 0.05)[0], [shrink_to_uniform(row, 0.05)[0] for row in rows]),
+        (shrink_to_uniform(rows, 0.0)[0], [shrink_to_uniform(row, 0.0)[0] for row in rows]),
+    ]:
+        np.testing.assert_allclose(batched, np.array(single), rtol=1e-13, atol=1e-15)
+    weights = shrink_to_uniform(rows, 0.05)[1]
+    np.testing.assert_allclose(weights, [shrink_to_uniform(row, 0.05)[1] for row in rows], rtol=1e-13)
+    assert weights[1] == 0.0 and shrink_to_uniform(rows[1], 0.05)[1] == 0.0
+    assert np.all(project_positive(rows)[0] == 1 / 6) and np.all(ibu_fixed_point(rows, 0.4)[0] == 1 / 6)

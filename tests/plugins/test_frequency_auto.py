@@ -2,6 +2,7 @@
 estimated risk (docs/frequency-oracles.md, "The default estimate")."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +160,75 @@ def test_nothing_is_simulated_when_the_candidates_agree(monkeypatch):
     assert result.attrs["projection"] == min(risks, key=risks.get)
     if result.attrs["projection"] == "simplex":
         np.testing.assert_allclose(result["probability"].values, result["unprojected"].values, atol=1e-12)
+
+
+DRAWN_AT_ONCE = [("randomized-response", "simulate_frequency_statistics"),
+                 ("unary-randomized-response", "simulate_frequency_statistics"),
+                 ("optimized-unary-encoding", "simulate_frequency_statistics"),
+                 ("hadamard-response", "simulate_frequency_statistics"),
+                 ("laplace", "bootstrap_frequency_statistics")]
+
+
+@pytest.mark.parametrize("name,method", DRAWN_AT_ONCE)
+def test_simulations_drawn_at_once_are_estimated_row_by_row_with_the_oracles_law(name, method, monkeypatch):
+    """``draws`` sets of statistics from one call: the estimate (and the MLE) of the rows together is that of
+    each row alone, and the mean of 4000 simulated unbiased estimates is the truth within 5 of its standard
+    errors, ``sqrt(frequency_variance / n / draws)``, in every category.  A simulation from the wrong
+    frequencies (the uniform ones) fails that check: it has teeth."""
+    d, n, draws = 12, 50, 4000
+    if name == "optimized-unary-encoding":  # the example plugin, from its source tree (not installed here)
+        monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "plugins" / "ldpest-oue" / "src"))
+        from ldpest_oue import OptimizedUnaryEncoding
+
+        mechanism = OptimizedUnaryEncoding(epsilon=1.0, categories=list(range(d)))
+    else:
+        mechanism = ldpest.mechanism(name, epsilon=1.0, categories=list(range(d)))
+    truth = truth_of("skewed", d)
+    simulate = getattr(mechanism, method)
+    batch = simulate(truth, n, np.random.default_rng(7), draws=draws)
+    theta, stderr = mechanism.frequency_estimate(batch, n)
+    assert theta.shape == stderr.shape == (draws, d)
+    for row in (0, 1, draws - 1):
+        alone = {key: value[row] for key, value in batch.items()}
+        single = mechanism.frequency_estimate(alone, n)
+        np.testing.assert_allclose(theta[row], single[0], rtol=1e-15, atol=1e-15)
+        np.testing.assert_allclose(stderr[row], single[1], rtol=1e-13)
+        if name == "randomized-response":
+            np.testing.assert_allclose(mechanism.frequency_mle(batch, n)[0][row], mechanism.frequency_mle(alone, n)[0],
+                                       rtol=1e-13, atol=1e-15)
+    standard_error = np.sqrt(mechanism.frequency_variance(truth) / n / draws)
+    assert np.all(np.abs(theta.mean(axis=0) - truth) < 5 * standard_error)
+    wrong = mechanism.frequency_estimate(simulate(np.full(d, 1 / d), n, np.random.default_rng(7), draws=draws), n)[0]
+    assert np.any(np.abs(wrong.mean(axis=0) - truth) > 5 * standard_error)
+
+
+def test_an_oracle_that_simulates_one_set_at_a_time_gets_the_same_bootstrap_risks(monkeypatch):
+    """A third-party simulation without ``draws`` is called once per draw; the bootstrap's risks then have the
+    same law as from the draws made at once: with 3000 draws per plug-in truth, each candidate's risk agrees
+    within 5 standard errors of the difference (from the squared errors' spread)."""
+    from ldpest_multinomial import estimator as module
+
+    class OneAtATime(type(ldpest.mechanism("randomized-response", epsilon=1.0, categories=[0, 1]))):
+        def simulate_frequency_statistics(self, theta, n, rng):
+            return super().simulate_frequency_statistics(theta, n, rng)
+
+    d, n, draws = 8, 40, 3000
+    monkeypatch.setattr(module, "AUTO_DRAWS", draws)
+    truths = np.stack([truth_of("skewed", d), np.full(d, 1 / d)])
+    found = {}
+    for label, kind in (("at once", None), ("one at a time", OneAtATime)):
+        mechanism = ldpest.mechanism("randomized-response", epsilon=1.0, categories=list(range(d)))
+        if kind is not None:
+            mechanism = kind(epsilon=1.0, categories=list(range(d)))
+        assert module._simulates_draws(type(mechanism), "simulate_frequency_statistics") == (kind is None)
+        covariance = module.CovarianceOperator(
+            mechanism.frequency_variance(truths[0]) / n,
+            lambda vector, m=mechanism: m.frequency_cross_covariance(truths[0], vector) / n)
+        draw, _ = module._bootstrap_draw(mechanism, n, covariance, True, None, float(covariance.diagonal.sum()))
+        found[label] = draw(truths, np.random.default_rng(11))
+    assert set(found["at once"]) == set(found["one at a time"]) == {"simplex", "positive", "shrink", "mle"}
+    for name in found["at once"]:
+        for at, truth in enumerate(truths):
+            errors = [np.square(found[label][name][at] - truth).sum(axis=-1) for label in found]
+            spread = np.sqrt(sum(e.var(ddof=1) for e in errors) / draws)
+            assert abs(errors[0].mean() - errors[1].mean()) < 5 * spread, (name, at)

@@ -120,6 +120,8 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
     # declared variances (which let ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE).
     count_statistic = "ones"
 
+    cross_covariance_columns = True
+
     def frequency_cross_covariance(self, theta, vector):
         """Coordinates flipped independently given the input: only the inputs' sampling, ``-theta_i theta_j``."""
         return cross_covariance_product(theta, vector)
@@ -131,9 +133,10 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
     def report_bits(self):
         return float(self.d)
 
-    def simulate_frequency_statistics(self, theta, n, rng):
-        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, q)."""
-        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64))
+    def simulate_frequency_statistics(self, theta, n, rng, draws=None):
+        """Exact: with raw counts c ~ Mult(n, theta), ones_j ~ Bin(c_j, p) + Bin(n - c_j, q); ``draws`` sets
+        (rows) if given."""
+        counts = rng.multinomial(n, np.asarray(theta, dtype=np.float64), size=draws)
         return {"ones": (rng.binomial(counts, self._p) + rng.binomial(n - counts, self._q)).astype(np.int64)}
 
 
