@@ -1,18 +1,21 @@
 """ldpest on Spark beside plain Spark doing the same aggregation (issue 28).
 
-One Parquet report file of --n randomized-response reports (d categories, written by ldpest's
-ReportWriter in row groups of 10^7), read by one Spark session (``local[2]`` by default):
+One Parquet report file of --n reports of --mechanism (d categories, written by ldpest's ReportWriter in
+row groups of 10^7), read by one Spark session (``local[2]`` by default):
 
-* plain Spark: ``spark.read.parquet(path).groupBy("report").count().collect()``, the counts
-  every frequency estimate needs, and the frequencies from them in numpy on the driver;
-* ldpest: ``ldpest.estimate(read_parquet(spark, path))``: Spark counts the distinct labels,
-  each partition's Arrow batches of (label, count) are validated and turned into statistics in
-  ``mapInArrow``, tree-reduced, and the labelled result with standard errors made on the driver;
+* plain Spark: for randomized response ``spark.read.parquet(path).groupBy("report").count().collect()``,
+  for unary bits the sum of every column, ``agg(sum(report_0), ...)``: the counts every frequency
+  estimate needs, and the frequencies from them in numpy on the driver;
+* ldpest: ``ldpest.estimate(read_parquet(spark, path))``: Spark counts the distinct labels (each
+  partition's Arrow batches of (label, count) are validated and turned into statistics in
+  ``mapInArrow``, and tree-reduced) or sums the bit columns with their checks (one aggregation), and
+  the labelled result with standard errors is made on the driver;
 * the same with ``count_labels=False``: every report sent through Arrow to Python.
 
 Interleaved, best of --repeat, after one warm-up of each:
 
     .venv/bin/python bench/bench_spark.py --n 100000000     # output: bench/results/spark.txt
+    .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism unary-randomized-response
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from ldpest.io.writers import ReportWriter
 BLOCK = 10_000_000
 
 
-def write_file(path: Path, n: int, d: int, epsilon: float) -> ldpest.Mechanism:
-    mechanism = ldpest.mechanism("randomized-response", epsilon=epsilon, categories=list(range(d)))
+def write_file(path: Path, name: str, n: int, d: int, epsilon: float) -> ldpest.Mechanism:
+    mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     rng = np.random.default_rng(1)
     with ReportWriter(path, mechanism, rng="bench 1") as writer:
         for start in range(0, n, BLOCK):
@@ -45,15 +48,19 @@ def write_file(path: Path, n: int, d: int, epsilon: float) -> ldpest.Mechanism:
 
 
 def plain_spark(spark, path: Path, mechanism) -> np.ndarray:
-    rows = spark.read.parquet(str(path)).groupBy("report").count().collect()
-    counts = np.zeros(len(mechanism.categories))
-    for row in rows:
+    d, e = len(mechanism.categories), math.exp(mechanism.epsilon)
+    frame = spark.read.parquet(str(path))
+    if mechanism.name == "unary-randomized-response":
+        from pyspark.sql import functions as F
+
+        row = frame.agg(F.count(F.lit(1)), *[F.sum(column) for column in mechanism.report_columns()]).collect()[0]
+        p = math.sqrt(e) / (1 + math.sqrt(e))  # each bit kept with e^(epsilon/2) / (1 + e^(epsilon/2))
+        return (np.array(row[1:], dtype=np.float64) / row[0] - (1 - p)) / (2 * p - 1)
+    counts = np.zeros(d)
+    for row in frame.groupBy("report").count().collect():
         counts[row["report"]] = row["count"]
-    n = counts.sum()
-    e = math.exp(mechanism.epsilon)
-    d = len(counts)
     p, q = e / (e + d - 1), 1 / (e + d - 1)
-    return (counts / n - q) / (p - q)
+    return (counts / counts.sum() - q) / (p - q)
 
 
 def timed(call) -> tuple[float, object]:
@@ -65,17 +72,22 @@ def timed(call) -> tuple[float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000_000)
+    parser.add_argument("--mechanism", default="randomized-response",
+                        choices=["randomized-response", "unary-randomized-response"])
     parser.add_argument("--d", type=int, default=16)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--split-mib", type=int, default=4, help="spark.sql.files.maxPartitionBytes in MiB")
+    parser.add_argument("--arrow-repeat", type=int, default=None,
+                        help="runs of every report through Arrow (default --repeat; 0 leaves it out)")
     args = parser.parse_args()
+    arrow_repeat = args.repeat if args.arrow_repeat is None else args.arrow_repeat
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "reports.parquet"
         started = time.perf_counter()
-        mechanism = write_file(path, args.n, args.d, args.epsilon)
-        print(f"ldpest {ldpest.__version__}; {args.n:,} randomized-response reports, d = {args.d}, "
+        mechanism = write_file(path, args.mechanism, args.n, args.d, args.epsilon)
+        print(f"ldpest {ldpest.__version__}; {args.n:,} {args.mechanism} reports, d = {args.d}, "
               f"{path.stat().st_size / 2**20:.0f} MiB Parquet (written in {time.perf_counter() - started:.0f} s); "
               f"Spark {args.master}, best of {args.repeat} after a warm-up, interleaved")
         warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3 (pyproject.toml says more)
@@ -85,25 +97,33 @@ def main() -> None:
         spark.conf.set("spark.sql.files.maxPartitionBytes", str(args.split_mib << 20))
         try:
             frame = read_parquet(spark, path)
-            runs = {"plain Spark groupBy().count()": lambda: plain_spark(spark, path, mechanism),
-                    "ldpest.estimate (mapInArrow + treeReduce)": lambda: ldpest.estimate(frame),
-                    "every report through Arrow (count_labels=False)": lambda: estimate_spark(
-                        frame, ldpest.estimator("frequency"), mechanism=mechanism, count_labels=False)}
-            best = dict.fromkeys(runs, math.inf)
+            plain_name = "plain Spark " + ("agg(sum(column), ...)" if args.mechanism != "randomized-response"
+                                           else "groupBy().count()")
+            ours_name = "ldpest.estimate " + ("(one aggregation)" if args.mechanism != "randomized-response"
+                                              else "(mapInArrow + treeReduce)")
+            arrow_name = "every report through Arrow (count_labels=False)"
+            runs = {plain_name: lambda: plain_spark(spark, path, mechanism),
+                    ours_name: lambda: ldpest.estimate(frame),
+                    arrow_name: lambda: estimate_spark(frame, ldpest.estimator("frequency"), mechanism=mechanism,
+                                                       count_labels=False)}
+            repeats = {plain_name: args.repeat, ours_name: args.repeat, arrow_name: arrow_repeat}
+            best = {name: math.inf for name in runs if repeats[name]}
             values = {}
-            for run in runs.values():  # warm-up: the JVM, the Python workers
-                run()
-            for _ in range(args.repeat):
-                for name, run in runs.items():
-                    seconds, values[name] = timed(run)
-                    best[name] = min(best[name], seconds)
+            for name in best:  # warm-up: the JVM, the Python workers
+                runs[name]()
+            for round_number in range(args.repeat):
+                for name in best:
+                    if round_number < repeats[name]:
+                        seconds, values[name] = timed(runs[name])
+                        best[name] = min(best[name], seconds)
         finally:
             spark.stop()
     names = list(best)
-    plain, ours, uncounted = best.values()
     for name, seconds in best.items():
-        print(f"{name:44} {seconds:8.2f} s")
-    print(f"ratio ldpest / plain Spark: {ours / plain:.2f} (every report through Arrow: {uncounted / plain:.2f})")
+        print(f"{name:48} {seconds:8.2f} s (best of {repeats[name]})")
+    plain, ours = best[plain_name], best[ours_name]
+    through_arrow = f" (every report through Arrow: {best[arrow_name] / plain:.2f})" if arrow_name in best else ""
+    print(f"ratio ldpest / plain Spark: {ours / plain:.2f}{through_arrow}")
     ours_values, plain_values = values[names[1]]["unprojected"].values, values[names[0]]
     print(f"same frequencies: max |difference| {np.abs(ours_values - plain_values).max():.1e}")
 

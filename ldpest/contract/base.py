@@ -227,6 +227,14 @@ class FrequencyOracle(abc.ABC):
         default): not available from these statistics."""
         return None
 
+    def bit_column_statistic(self) -> tuple[str, int | None] | None:
+        """Optional: ``(name, ones)`` where every report is a row of 0/1 values, one per report column, and
+        :meth:`frequency_statistics` is ``{name: the int64 column sums}``; ``ones`` is the number of 1s every
+        report must hold (None: any), and nothing else is checked.  Spark then sums the columns where
+        they are stored, without sending the reports to Python (docs/benchmarks.md, "Spark").  None (the
+        default): not declared."""
+        return None
+
     def support_ratio(self) -> float | None:
         """Optional: ``r > 1`` when the likelihood of every report is two-valued over the inputs, ``P(y | x) =
         c(y) (1 + (r - 1) [x in S(y)])``, with ``S(y)`` the categories the report favours
@@ -342,6 +350,9 @@ class Estimator(_Configurable, abc.ABC):
 
     plugin_kind: ClassVar[str] = "estimator"
     accepts: ClassVar[tuple] = ()
+    # True where _aggregate returns exactly the frequency oracle's frequency_statistics(values): an engine may
+    # then compute them another way (Spark sums bit columns in the JVM: FrequencyOracle.bit_column_statistic)
+    aggregates_frequency_statistics: ClassVar[bool] = False
     # parameters used only by finalize (e.g. projection): statistics aggregated
     # with one value can be finalized with any other
     finalize_params: ClassVar[tuple[str, ...]] = ("projection",)

@@ -6,7 +6,9 @@ executors, and the estimate is finalised on the driver.  The statistics are inte
 sums, so the result equals the in-memory estimate bit for bit.  Reports that are one label
 (randomized response, Hadamard response, ...) are first counted by Spark (``groupBy().count()``
 in the JVM), and each partition rebuilds its reports from the distinct labels and their counts:
-the same statistics, without sending every report to Python.
+the same statistics, without sending every report to Python.  Reports of 0/1 columns whose statistic
+is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are summed
+by Spark in one aggregation, with the checks of their values, and nothing reaches Python.
 
 The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
 spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
@@ -148,6 +150,8 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     # reports with their counts cross to Python (1.55 s against 14.5 s for every report through
     # Arrow at 10^8 reports: bench/bench_spark.py, docs/benchmarks.md "Spark").
     counted = count_labels and mechanism.report_kind == "label" and len(columns) == 1
+    if count_labels and _sums_bit_columns(frame, columns, mechanism, estimator):
+        return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
     reports = frame.select(*columns)
     if counted:
         reports = reports.groupBy(*columns).count().withColumnRenamed("count", MULTIPLICITY)
@@ -175,6 +179,56 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     finally:
         if estimator.multipass:
             reports.unpersist()
+
+
+_INTEGRAL_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "BooleanType")
+
+
+def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:
+    """Whether Spark can sum the report columns itself: reports of 0/1 columns whose statistic is their sums
+    (:meth:`ldpest.FrequencyOracle.bit_column_statistic`), an estimator whose statistics are the oracle's
+    (``aggregates_frequency_statistics``), one pass, and integer or boolean columns (others, e.g. doubles,
+    are checked value by value in Python)."""
+    if not (estimator.aggregates_frequency_statistics and not estimator.multipass
+            and getattr(mechanism, "bit_column_statistic", lambda: None)() is not None):
+        return False
+    types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
+    return all(types.get(column) in _INTEGRAL_TYPES for column in columns)
+
+
+def _bit_column_statistics(frame, columns, mechanism, estimator):
+    """The statistics of 0/1 report columns summed by Spark in one aggregation: each column's sum, least and
+    greatest value and count of values, the number of reports and, where every report must hold a fixed
+    number of ones, the least and greatest number per report; checked on the driver as ``encode_reports``
+    would (no missing value, only 0 and 1, the number of ones)."""
+    from pyspark.sql import functions as F
+
+    from ..stats.sufficient import SufficientStats
+
+    name, ones = mechanism.bit_column_statistic()
+    values = [F.col(column).cast("long") for column in columns]
+    aggregates = [F.count(F.lit(1))]
+    for value in values:
+        aggregates += [F.sum(value), F.min(value), F.max(value), F.count(value)]
+    if ones is not None:
+        per_report = sum(values[1:], values[0])
+        aggregates += [F.min(per_report), F.max(per_report)]
+    row = list(frame.agg(*aggregates).collect()[0])
+    n = int(row[0])
+    if n == 0:
+        raise DataError("no reports: the DataFrame holds no rows")
+    sums, least, greatest, present = (np.array(row[1 + k:1 + 4 * len(columns):4]) for k in range(4))
+    for index, column in enumerate(columns):
+        if present[index] != n:
+            raise DataError(f"reports of {mechanism.name!r}: column {column!r} has {n - int(present[index])} "
+                            "missing value(s)")
+        if least[index] < 0 or greatest[index] > 1:
+            raise DataError(f"reports of {mechanism.name!r} must be 0/1; column {column!r} holds values from "
+                            f"{least[index]} to {greatest[index]}")
+    if ones is not None and not row[-2] == row[-1] == ones:
+        raise DataError(f"reports of {mechanism.name!r} must hold {ones} ones each; they hold {row[-2]} to {row[-1]}")
+    return SufficientStats(estimator.statistics_spec_json, mechanism.spec_json, n,
+                           {name: sums.astype(np.int64)})
 
 
 def _ldpest_error(exc: Exception) -> Exception:

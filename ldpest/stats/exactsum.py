@@ -24,9 +24,11 @@ import numpy as np
 _HALF = 26
 _HALF_MASK = (1 << _HALF) - 1
 _BLOCK = 1 << 22  # values per block: bounds temporaries and keeps bucket sums exact
-_LATTICE_BLOCK = 1 << 17  # values per block of the lattice paths: 1 MiB, so the check's passes run in cache
+_LATTICE_BLOCK = 1 << 16  # values per block of the lattice paths: 512 KiB, so the check's passes run in L2
+# (2 MiB a core here: 1 MiB blocks with their two buffers spilled; bench/bench_exactsum.py)
 _MAX_EXACT_ROWS = 1 << 20  # rows per lattice block at most: 2^20 units below 2^32 sum below 2^52
 _LATTICE_UNIT_LIMIT = float(1 << 32)  # |units| below this and <= 2^20 rows per block: float64 block sums are exact
+_PENDING_ROWS = 1 << 30  # int64 sums of at most this many such units stay below 2^62
 _GRAM_SHIFT = 16  # lattice units below 2^31 split into halves of 15 (signed) and 16 bits
 _GRAM_LIMIT = 1 << 31
 _EXACT_FLOAT = 1 << 53  # integers below this are exact in float64
@@ -88,11 +90,19 @@ class ExactSum:
         rows = max(1, min(_MAX_EXACT_ROWS, _LATTICE_BLOCK // flat.shape[1]))
         ones = np.ones(min(rows, flat.shape[0]))
         total = np.zeros(flat.shape[1], dtype=object)
+        pending, pending_rows = np.zeros(flat.shape[1], dtype=np.int64), 0  # block sums added as int64 ...
         for units, _ in _lattice_blocks(flat, step, rows, _LATTICE_UNIT_LIMIT):
             if units is None:
                 return None
-            total = total + (ones[:len(units)] @ units).astype(np.int64).astype(object)
-        return cls(total, exponent - 1, values.shape[1:])
+            if pending_rows + len(units) > _PENDING_ROWS:  # ... while below 2^30 rows of units below 2^32
+                total, pending_rows = total + pending.astype(object), 0
+                pending[:] = 0
+            # BLAS for several columns (a strided reduction is 10x slower); one column is contiguous, and
+            # numpy's own sum avoids waking BLAS's threads for a one-column product (44 against 26 ms at 10^7)
+            sums = units.sum(axis=0) if units.shape[1] == 1 else ones[:len(units)] @ units
+            pending += sums.astype(np.int64)
+            pending_rows += len(units)
+        return cls(total + pending.astype(object), exponent - 1, values.shape[1:])
 
     @classmethod
     def gram(cls, values, step: float | None = None) -> ExactSum:
@@ -135,7 +145,7 @@ class ExactSum:
         ones = np.ones(min(rows, n))
         sums = np.zeros(k, dtype=object)
         gram = np.zeros(k * k, dtype=object)
-        for units, largest in _lattice_blocks(values, step, rows, float(_GRAM_LIMIT)):
+        for units, largest in _lattice_blocks(values, step, rows, float(_GRAM_LIMIT), largest=True):
             if units is None:
                 return None
             sums = sums + (ones[:len(units)] @ units).astype(np.int64).astype(object)
@@ -202,25 +212,21 @@ class ExactSum:
         return f"ExactSum(shape={self.shape}, value={self.to_float()!r})"
 
 
-def _lattice_blocks(flat: np.ndarray, step: float, rows: int, limit: float):
+def _lattice_blocks(flat: np.ndarray, step: float, rows: int, limit: float, *, largest: bool = False):
     """Yield each block of ``rows`` rows of ``flat`` in units of ``step`` (float64, exact: ``step``
-    is a power of two) with its largest ``|unit|``; yield ``(None, None)`` and stop at the first
-    block holding a value that is not an integer multiple of ``step`` below ``limit`` units in
-    magnitude (NaN and infinities included).  The buffers are reused, so each view is valid
-    until the next block."""
-    inverse = 1.0 / step
+    is a power of two) with its largest ``|unit|`` if ``largest`` (else None); yield ``(None, None)``
+    and stop at the first block holding a value that is not an integer multiple of ``step`` below
+    ``limit`` units in magnitude (NaN and infinities included).  The test is one comparison: the units
+    clipped to ``+-(limit - 1)`` and rounded must equal the units (NaN equals nothing).  The buffers are
+    reused, so each view is valid until the next block."""
+    inverse, bound = 1.0 / step, limit - 1.0
     size = min(rows, flat.shape[0])
     units_buffer, whole_buffer = np.empty((size, flat.shape[1])), np.empty((size, flat.shape[1]))
-    same_buffer = np.empty((size, flat.shape[1]), dtype=bool)
     for start in range(0, flat.shape[0], rows):
         block = flat[start:start + rows]
-        highest, lowest = block.max() * inverse, block.min() * inverse
-        if not (highest < limit and lowest > -limit):  # NaN compares false
-            yield None, None
-            return
         units = np.multiply(block, inverse, out=units_buffer[:len(block)])
-        whole = np.rint(units, out=whole_buffer[:len(block)])
-        if not np.equal(whole, units, out=same_buffer[:len(block)]).all():
+        whole = np.clip(units, -bound, bound, out=whole_buffer[:len(block)])
+        if not np.array_equal(np.rint(whole, out=whole), units):
             yield None, None
             return
-        yield units, max(highest, -lowest)
+        yield units, (float(np.abs(units, out=whole).max()) if largest else None)

@@ -41,6 +41,9 @@ Each check proves one promise and, when it fails, says what is wrong:
   (no per-record loop), and returns one report per record;
 * ``reproducible``: the same seed gives the same reports;
 * ``reports_round_trip``: NetCDF round trip keeps values and spec;
+* ``bit_columns`` (frequency oracles that declare ``bit_column_statistic``): the
+  reports are 0/1 columns with the declared number of ones, and the statistics
+  are their column sums;
 * for estimators, ``unbiased`` (mean of the estimate over repeated
   privatisations of fixed data equals what the family says it should, within 5
   standard errors), ``stderr_calibrated`` (the estimate that stderr describes,

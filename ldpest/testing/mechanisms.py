@@ -129,6 +129,22 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         frequency_moments_match_channel(mechanism, channel)
         report_support_matches_channel(mechanism, channel)
 
+    def bit_columns():
+        name, ones = mechanism.bit_column_statistic()
+        values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
+        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
+            fail(f"bit_column_statistic is declared, but reports have shape {values.shape}, not one column per report "
+                 f"column ({len(mechanism.report_columns())})")
+        if not np.isin(values, (0, 1)).all():
+            fail("bit_column_statistic is declared, but reports hold values other than 0 and 1")
+        if ones is not None and not np.all(values.sum(axis=1) == ones):
+            fail(f"bit_column_statistic declares {ones} ones per report; reports hold "
+                 f"{sorted(set(values.sum(axis=1).tolist()))[:5]}")
+        stats = mechanism.frequency_statistics(values)
+        if set(stats) != {name} or not np.array_equal(np.asarray(stats[name]), values.sum(axis=0)):
+            fail(f"bit_column_statistic declares frequency_statistics = {{{name!r}: column sums}}; it returns "
+                 f"{sorted(stats)}, not those sums")
+
     privacy = ("exact_privacy", exact_privacy) if channel is not None else ("distribution_privacy", distributions)
     notes = {"distribution_privacy": f"{reason}: distribution tests instead of a proof"} if reason else {}
     named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
@@ -136,6 +152,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
              ("vectorised", vectorised), ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
     if isinstance(mechanism, FrequencyOracle) and channel is not None:
         named.append(("frequency_moments", frequency_moments))
+    if isinstance(mechanism, FrequencyOracle) and mechanism.bit_column_statistic() is not None:
+        named.append(("bit_columns", bit_columns))
     if isinstance(mechanism, Longitudinal):
         named += longitudinal_checks(mechanism, data, seed)
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]

@@ -368,6 +368,7 @@ class FrequencyEstimator(Estimator):
     name = "frequency"
     family = "multinomial"
     accepts = (FrequencyOracle,)
+    aggregates_frequency_statistics = True
     projections = ("auto", "simplex", "positive", "shrink", "ibu", "mle", "none")
 
     def __init__(self, *, projection="auto"):

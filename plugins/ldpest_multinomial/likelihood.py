@@ -88,6 +88,7 @@ class FrequencyLikelihood(FrequencyEstimator):
     }
     name = "frequency-likelihood"
     multipass = True
+    aggregates_frequency_statistics = False  # its passes gather the likelihood's statistics too
     finalize_params = ("tolerance", "max_passes")
 
     def __init__(self, *, tolerance=MLE_GAP, max_passes=MAX_PASSES, at=None, pass_number=0):

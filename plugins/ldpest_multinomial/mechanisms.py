@@ -300,6 +300,9 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
     def encode_reports(self, values):
         return bit_reports(values, self)
 
+    def bit_column_statistic(self):
+        return "ones", None
+
     def support_ratio(self) -> float:
         """``(p / (1 - p))^2``: a report's likelihood gains ``p / (1 - p)`` where its bit is set and loses it
         where not, so it is two-valued over the input, by the bit at the input."""

@@ -285,6 +285,10 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
             outputs = np.nonzero(members)[1].reshape(-1, self._omega).astype(self._report_dtype())
         return Channel(self.categories, outputs, matrix)
 
+    def bit_column_statistic(self):
+        """Bit reports hold ``subset_size`` ones each; reports of positions are not bit columns."""
+        return None if self._indices else ("ones", self._omega)
+
     def frequency_statistics(self, reports):
         if self._indices:
             return {"ones": np.bincount(np.asarray(reports).ravel(), minlength=self.d).astype(np.int64)}

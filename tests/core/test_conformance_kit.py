@@ -90,6 +90,7 @@ def broken(fresh_registry):
     ("broken-global-random", "reproducible", "same seed gave different reports"),
     ("broken-independent-covariance", "frequency_moments", "frequency_cross_covariance gives n Cov("),
     ("broken-column-covariance", "frequency_moments", "cross_covariance_columns is True, but"),
+    ("broken-bit-columns", "bit_columns", "declares 1 ones per report"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
     ("broken-late-variance", "frequency_moments", "frequency_variance at 'c'"),
 ])

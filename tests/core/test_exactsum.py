@@ -69,15 +69,19 @@ def test_gram_equals_the_general_path_and_adds_over_chunks(monkeypatch):
 
 
 # --- the lattice path of ExactSum.of (blocks checked in cache, summed by BLAS) -------------------
+@pytest.mark.parametrize("columns", [1, 3])
 @pytest.mark.parametrize("largest", [1, 2 ** 20, 2 ** 32 - 1])
-def test_lattice_sum_is_the_exact_integer_sum_across_blocks(monkeypatch, largest):
+def test_lattice_sum_is_the_exact_integer_sum_across_blocks(monkeypatch, largest, columns):
+    """Blocks of 32 rows (96 / 3; 96 rows for one column, summed by numpy rather than BLAS), their int64 sums
+    moved to Python integers every 100 rows or fewer (``_PENDING_ROWS``), and a ragged last block."""
     from ldpest.stats import exactsum
 
-    monkeypatch.setattr(exactsum, "_LATTICE_BLOCK", 96)  # blocks of 32 rows: many, and a ragged last one
+    monkeypatch.setattr(exactsum, "_LATTICE_BLOCK", 96)
+    monkeypatch.setattr(exactsum, "_PENDING_ROWS", 100)
     rng = np.random.default_rng(largest)
-    units = rng.integers(-largest, largest + 1, size=(1001, 3))
+    units = rng.integers(-largest, largest + 1, size=(1001, columns))
     units[:400, 0] = largest  # partial sums far beyond 2^53 when added across blocks
-    units[5, 1] = -largest
+    units[5, -1] = -largest
     step = 2.0 ** -9
     total = exactsum.ExactSum._of_lattice(units * step, step)
     assert total is not None  # the lattice path took it

@@ -116,6 +116,10 @@ class OptimizedUnaryEncoding(AffineBinomialOracle, ldpest.FrequencyOracle, ldpes
     def frequency_statistics(self, reports):
         return {"ones": reports.sum(axis=0, dtype=np.int64)}
 
+    def bit_column_statistic(self):
+        """The statistic is the sums of the 0/1 report columns: Spark may sum them where they are stored."""
+        return "ones", None
+
     # AffineBinomialOracle supplies the estimate, its standard error, exact intervals and the
     # declared variances (which let ldpest.mechanism("auto", ...) and `ldpest plan` consider OUE).
     count_statistic = "ones"
