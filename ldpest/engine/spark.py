@@ -197,38 +197,55 @@ def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:
 
 
 def _bit_column_statistics(frame, columns, mechanism, estimator):
-    """The statistics of 0/1 report columns summed by Spark in one aggregation: each column's sum, least and
-    greatest value and count of values, the number of reports and, where every report must hold a fixed
-    number of ones, the least and greatest number per report; checked on the driver as ``encode_reports``
-    would (no missing value, only 0 and 1, the number of ones)."""
+    """The statistics of 0/1 report columns summed by Spark in one aggregation: the number of reports, of
+    reports without a missing value, the least and greatest value of any column, each column's sum and,
+    where every report must hold a fixed number of ones, the least and greatest number per report: four
+    aggregates beside the sums (a count, least and greatest value of every column took 1.89 s where these
+    take 1.49 and plain Spark's sums 1.11-1.20, at 10^7 reports, d = 16, bench/bench_spark.py).  Checked on
+    the driver as ``encode_reports`` would; a failed check is looked up column by column, to name the
+    column."""
     from pyspark.sql import functions as F
 
     from ..stats.sufficient import SufficientStats
 
     name, ones = mechanism.bit_column_statistic()
     values = [F.col(column).cast("long") for column in columns]
-    aggregates = [F.count(F.lit(1))]
-    for value in values:
-        aggregates += [F.sum(value), F.min(value), F.max(value), F.count(value)]
+    per_report = sum(values[1:], values[0])  # missing where any value is
+    least, greatest = (F.least(*values), F.greatest(*values)) if len(values) > 1 else (values[0], values[0])
+    aggregates = [F.count(F.lit(1)), F.count(per_report), F.min(least), F.max(greatest)]
+    aggregates += [F.sum(value) for value in values]
     if ones is not None:
-        per_report = sum(values[1:], values[0])
         aggregates += [F.min(per_report), F.max(per_report)]
     row = list(frame.agg(*aggregates).collect()[0])
-    n = int(row[0])
+    n, complete, low, high = row[:4]
     if n == 0:
         raise DataError("no reports: the DataFrame holds no rows")
-    sums, least, greatest, present = (np.array(row[1 + k:1 + 4 * len(columns):4]) for k in range(4))
-    for index, column in enumerate(columns):
-        if present[index] != n:
-            raise DataError(f"reports of {mechanism.name!r}: column {column!r} has {n - int(present[index])} "
-                            "missing value(s)")
-        if least[index] < 0 or greatest[index] > 1:
-            raise DataError(f"reports of {mechanism.name!r} must be 0/1; column {column!r} holds values from "
-                            f"{least[index]} to {greatest[index]}")
+    if complete != n or low < 0 or high > 1:
+        _name_the_bad_column(frame, columns, mechanism)
     if ones is not None and not row[-2] == row[-1] == ones:
         raise DataError(f"reports of {mechanism.name!r} must hold {ones} ones each; they hold {row[-2]} to {row[-1]}")
-    return SufficientStats(estimator.statistics_spec_json, mechanism.spec_json, n,
-                           {name: sums.astype(np.int64)})
+    sums = np.array(row[4:4 + len(columns)], dtype=np.int64)
+    return SufficientStats(estimator.statistics_spec_json, mechanism.spec_json, n, {name: sums})
+
+
+def _name_the_bad_column(frame, columns, mechanism):
+    """Raise the DataError that says which column holds a missing value or a value other than 0 and 1."""
+    from pyspark.sql import functions as F
+
+    values = [F.col(column).cast("long") for column in columns]
+    aggregates = [F.count(F.lit(1))]
+    for value in values:
+        aggregates += [F.count(value), F.min(value), F.max(value)]
+    row = list(frame.agg(*aggregates).collect()[0])
+    for index, column in enumerate(columns):
+        present, least, greatest = row[1 + 3 * index:4 + 3 * index]
+        if present != row[0]:
+            raise DataError(f"reports of {mechanism.name!r}: column {column!r} has {row[0] - present} missing "
+                            "value(s)")
+        if least < 0 or greatest > 1:
+            raise DataError(f"reports of {mechanism.name!r} must be 0/1; column {column!r} holds values from "
+                            f"{least} to {greatest}")
+    raise AssertionError("a report column failed its check in one aggregation and passed it in the other")
 
 
 def _ldpest_error(exc: Exception) -> Exception:
