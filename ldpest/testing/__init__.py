@@ -49,7 +49,9 @@ Each check proves one promise and, when it fails, says what is wrong:
   standard errors), ``stderr_calibrated`` (the estimate that stderr describes,
   with the data redrawn as well as the noise), ``streaming_equals_one_shot`` (bit
   for bit), ``statistics_add_in_any_order``, ``result_schema`` (the schema, the
-  intervals, and the real .nc, .csv and .json writers) and ``rejects_empty``.
+  intervals, and the real .nc, .csv and .json writers), ``rejects_empty`` and, where the estimator
+  declares ``aggregates_frequency_statistics``, ``frequency_statistics`` (its statistics are the
+  oracle's own, which lets Spark sum bit columns in place).
 
 Checks compare error *types*, never wording.  Statistical checks are seeded and
 their tolerances come from sampling variances (5 standard errors), or hold every

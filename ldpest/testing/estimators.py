@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract.base import Estimator, Mechanism
+from ..contract.base import Estimator, FrequencyOracle, Mechanism
 from ..contract.registry import family_of
 from ..contract.results import confidence_interval, estimate_variable, uncertainty_of
 from ..io.result_files import read_result, result_table, write_result
@@ -110,10 +110,21 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         reports = privatize_quietly(mechanism, cycle(data, 10), np.random.default_rng(seed))
         expect_error(DataError, "estimating zero reports", lambda: estimator.estimate(reports[0:0]))
 
+    def frequency_statistics():
+        reports = privatize_quietly(mechanism, cycle(data, 500), np.random.default_rng(seed))
+        arrays = estimator.aggregate(reports).arrays
+        expected = mechanism.frequency_statistics(reports.values)
+        if set(arrays) != set(expected) or not all(np.array_equal(np.asarray(arrays[key]), np.asarray(expected[key]))
+                                                   for key in expected):
+            fail("aggregates_frequency_statistics is True, but the statistics are not the oracle's "
+                 f"frequency_statistics: {sorted(arrays)} against {sorted(expected)}")
+
     named = [("unbiased", unbiased), ("stderr_calibrated", stderr_calibrated),
              ("streaming_equals_one_shot", streaming_equals_one_shot),
              ("statistics_add_in_any_order", statistics_add_in_any_order), ("result_schema", result_schema),
              ("rejects_empty", rejects_empty)]
+    if estimator.aggregates_frequency_statistics and isinstance(mechanism, FrequencyOracle):
+        named.append(("frequency_statistics", frequency_statistics))
     return [Check(name, _small_samples_expected(function), expected_failures.get(name)) for name, function in named]
 
 

@@ -125,6 +125,7 @@ def test_mironov_distinguisher_fails_on_ldpest_laplace_and_succeeds_on_naive_flo
 @pytest.mark.parametrize("name,check,message", [
     ("broken-naive-frequency", "unbiased", "is biased"),
     ("broken-overconfident-stderr", "stderr_calibrated", "stderr is not calibrated"),
+    ("broken-extra-statistics", "frequency_statistics", "are not the oracle's frequency_statistics"),
 ])
 def test_broken_estimators_fail_with_a_message(broken, name, check, message):
     mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b", "c"])
