@@ -221,18 +221,18 @@ def _bit_column_statistics(frame, columns, mechanism, estimator):
     if n == 0:
         raise DataError("no reports: the DataFrame holds no rows")
     if complete != n or low < 0 or high > 1:
-        _name_the_bad_column(frame, columns, mechanism)
+        _name_the_bad_column(frame, columns, values, mechanism)
     if ones is not None and not row[-2] == row[-1] == ones:
         raise DataError(f"reports of {mechanism.name!r} must hold {ones} ones each; they hold {row[-2]} to {row[-1]}")
     sums = np.array(row[4:4 + len(columns)], dtype=np.int64)
     return SufficientStats(estimator.statistics_spec_json, mechanism.spec_json, n, {name: sums})
 
 
-def _name_the_bad_column(frame, columns, mechanism):
-    """Raise the DataError that says which column holds a missing value or a value other than 0 and 1."""
+def _name_the_bad_column(frame, columns, values, mechanism):
+    """Raise the DataError that says which of ``columns`` (read as the Spark expressions ``values``) holds a
+    missing value or a value other than 0 and 1."""
     from pyspark.sql import functions as F
 
-    values = [F.col(column).cast("long") for column in columns]
     aggregates = [F.count(F.lit(1))]
     for value in values:
         aggregates += [F.count(value), F.min(value), F.max(value)]

@@ -2,10 +2,10 @@
 estimated risk (docs/frequency-oracles.md, "The default estimate")."""
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from plugin_fixtures import EXAMPLE_PLUGIN
 
 import ldpest
 from ldpest import SufficientStats
@@ -177,7 +177,7 @@ def test_simulations_drawn_at_once_are_estimated_row_by_row_with_the_oracles_law
     frequencies (the uniform ones) fails that check: it has teeth."""
     d, n, draws = 12, 50, 4000
     if name == "optimized-unary-encoding":  # the example plugin, from its source tree (not installed here)
-        monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "plugins" / "ldpest-oue" / "src"))
+        monkeypatch.syspath_prepend(str(EXAMPLE_PLUGIN / "src"))
         from ldpest_oue import OptimizedUnaryEncoding
 
         mechanism = OptimizedUnaryEncoding(epsilon=1.0, categories=list(range(d)))
