@@ -30,6 +30,9 @@ import numpy as np
 
 WORD = 1 << 64  #: 2^64, the number of values of one random word
 
+# bit generators whose raw output is one uniform 64-bit word (MT19937's is 32 bits)
+_RAW_64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+
 _DIGITS = 80  # decimal working precision: |error of ln| < 1e-75, far below the guard even times 2^41
 _GUARD = Decimal("1e-45")  # results this close to the boundary count as "not proven"
 
@@ -44,7 +47,11 @@ def random_words(rng, size) -> np.ndarray:
     if words is not None:
         return words(size)
     shape = (size,) if np.ndim(size) == 0 else tuple(size)
-    count = int(np.prod(shape))
+    count = math.prod(shape)
+    bits = getattr(rng, "bit_generator", None)
+    if type(bits) in _RAW_64:
+        # the same words as the full-range integers below, without their dispatch: 71 against 85 us for 2^14
+        return bits.random_raw(count).reshape(shape)
     # the full uint64 range is the bit generator's raw output, uniform with no rejection: 3.7-4.1 ns a
     # word against 8.0-8.3 ns for two 32-bit halves (numpy 2.4.6 here: .venv/bin/python bench/bench_words.py)
     return rng.integers(0, 0xFFFFFFFFFFFFFFFF, size=count, dtype=np.uint64, endpoint=True).reshape(shape)

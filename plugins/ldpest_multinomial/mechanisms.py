@@ -156,7 +156,10 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         d = len(check_categories(categories))
         epsilon = _epsilon_or_keep(epsilon, keep, self.name, lambda k: randomized_response_epsilon(k, d))
         super().__init__(epsilon=epsilon, categories=categories)
-        self._keep = keep_threshold(self.epsilon, self.d - 1)  # P(keep) = keep / 2^64 exactly
+        # P(keep) = keep / 2^64 exactly; the largest proven threshold, lowered by less than d - 1 so that the
+        # 2^64 - keep other words split evenly: each other category is one share of them (_privatize)
+        self._share = -(-(WORD - keep_threshold(self.epsilon, self.d - 1)) // (self.d - 1))
+        self._keep = WORD - self._share * (self.d - 1)
         self._p = self._keep / WORD
         self._q = (WORD - self._keep) / (WORD * (self.d - 1))
         require_gap(self._p - self._q, self.epsilon, self.name)
@@ -172,16 +175,22 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return self._q
 
     def _privatize(self, codes, rng):
-        """Reports in the smallest index type (1 byte up to 256 categories), block by block."""
+        """One word ``u`` a report: the true category where ``u < keep``, else the ``(u - keep) // share``-th
+        of the others, each of them exactly ``share`` words (``2^64 - keep = (d - 1) share``).  In the
+        smallest index type (1 byte up to 256 categories), block by block.  (One word where a 16-bit coin
+        and numpy's bounded integers took 1.13: 10.0 -> 6 ms at 10^6 reports, bench/bench_floor.py.)"""
         n, dtype = codes.shape[0], self.index_dtype
         out = np.empty(n, dtype=dtype)
+        keep, share = np.uint64(self._keep), np.uint64(self._share)
         for rows in _row_blocks(n, 1, _INDEX_BLOCK):
             block = codes[rows].astype(dtype)
-            keep = random_words(rng, len(block)) < np.uint64(self._keep)
-            other = out[rows]  # a view: the block is written in place
-            other[...] = rng.integers(0, self.d - 1, size=len(block), dtype=dtype)
-            other += other >= block  # uniform over the d - 1 other categories
-            np.copyto(other, block, where=keep)
+            words = random_words(rng, len(block))
+            kept = words < keep
+            words -= keep  # wraps where kept: those rows take the true category below
+            words //= share
+            other = words.astype(dtype)
+            other += other >= block  # the d - 1 other categories, skipping the true one
+            out[rows] = np.where(kept, block, other)
         return out
 
     def encode_reports(self, values):

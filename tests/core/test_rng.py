@@ -73,3 +73,19 @@ def test_every_mechanism_privatizes_with_the_secure_generator(name, params, data
     mech = ldpest.mechanism(name, epsilon=1.0, **params)
     reports = mech.privatize(data, rng="secure")
     assert reports.n == len(data) and reports.data.attrs["rng"] == "secure"
+
+
+@pytest.mark.parametrize("bits", [np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64,
+                                  np.random.MT19937])
+def test_random_words_are_the_full_range_integers_of_every_bit_generator(bits):
+    """The raw-output shortcut gives numpy's own uniform 64-bit words and leaves the stream where they
+    would; MT19937, whose raw output is 32 bits, goes through ``integers``."""
+    from ldpest.privacy.exact import random_words
+
+    ours, numpys = np.random.Generator(bits(3)), np.random.Generator(bits(3))
+    words = random_words(ours, (7, 3))
+    expected = numpys.integers(0, 2 ** 64 - 1, size=21, dtype=np.uint64, endpoint=True).reshape(7, 3)
+    assert words.dtype == np.uint64
+    np.testing.assert_array_equal(words, expected)
+    assert ours.random() == numpys.random()
+    assert words.max() > 2 ** 32  # whole 64-bit words, not 32-bit raw outputs
