@@ -188,6 +188,27 @@ def keep_threshold(epsilon: float, others: int = 1) -> int:
     return threshold
 
 
+def shared_keep_threshold(epsilon: float, others: int) -> tuple[int, int]:
+    """``(keep, share)``: :func:`keep_threshold` lowered by less than ``others`` so that the words it leaves
+    split evenly, ``2^64 - keep = others * share``.  Lowering the keep probability only lowers the ratio
+    ``keep / share``, so the proof stands; :func:`keep_or_other` draws from it with one word a report."""
+    share = -(-(WORD - keep_threshold(epsilon, others)) // others)
+    return WORD - share * others, share
+
+
+def keep_or_other(truth: np.ndarray, words: np.ndarray, keep: int, share: int) -> np.ndarray:
+    """k-ary randomized response from one word a report: ``truth`` where the word is below ``keep``, else
+    the ``((word - keep) // share)``-th of the other values ``0..k-1`` (``truth`` skipped), each of them
+    exactly ``share`` words (``keep, share`` from :func:`shared_keep_threshold`).  In ``truth``'s dtype;
+    ``words`` (uint64) is overwritten."""
+    kept = words < np.uint64(keep)
+    words -= np.uint64(keep)  # wraps where kept: those reports take the truth below
+    words //= np.uint64(share)
+    other = words.astype(truth.dtype)
+    other += other >= truth
+    return np.where(kept, truth, other)
+
+
 def too_small(epsilon: float, what: str):
     """The error for an epsilon below what 64-bit thresholds and float64 estimates resolve: there,
     the largest threshold with a proven ratio <= e^epsilon no longer favours the true value (the

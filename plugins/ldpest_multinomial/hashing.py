@@ -6,8 +6,8 @@ randomized response of ``h_s(x)``: ``y = h_s(x)`` with probability ``p``,
 otherwise uniform over the ``g - 1`` other values.  The seed is independent
 of ``x``, so every likelihood ratio is at most ``p (g - 1) / (1 - p) <= e^a``
 whatever the hash family; ``p = T / 2^64`` with ``T`` from
-:func:`ldpest.privacy.exact.keep_threshold` (the randomized-response threshold at
-``d = g``).
+:func:`ldpest.privacy.exact.shared_keep_threshold` (the randomized-response threshold at
+``d = g``, lowered by less than ``g - 1`` so that one word also picks the other value).
 
 The hash family, chosen so that the estimate is *exactly* unbiased and fast
 to decode: with the prime ``P`` (default ``2^31 - 1``), seeds ``s = (a, c)``,
@@ -51,7 +51,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError, VariationRatio
-from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap
+from ldpest.privacy.exact import WORD, keep_or_other, random_words, require_gap, shared_keep_threshold
 from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product, inclusion_pair_covariance
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
@@ -129,7 +129,8 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         self._xxh32 = hash_family == "xxh32"
         if self._xxh32:
             object.__setattr__(self, "report_kind", "integer")  # 63-bit seeds: read exactly, not as float64
-        self._g, self._keep = g, keep_threshold(self.epsilon, g - 1)  # P(y = h(x)) = keep / 2^64 exactly
+        self._g = g  # P(y = h(x)) = keep / 2^64 exactly, and each other value's share / 2^64
+        self._keep, self._share = shared_keep_threshold(self.epsilon, g - 1)
         if self._xxh32:
             if prime is not None:
                 raise ParameterError("prime belongs to the universal hash family; hash_family='xxh32' has none")
@@ -216,13 +217,9 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         return out
 
     def _respond(self, hashed, rng):
-        """g-ary randomized response of the hashed values: kept below the threshold, else uniform
-        over the g - 1 others."""
-        keep = random_words(rng, hashed.shape[0]) < np.uint64(self._keep)
-        other = rng.integers(0, self._g - 1, size=hashed.shape[0])
-        other += other >= hashed
-        np.copyto(other, hashed, where=keep)
-        return other
+        """g-ary randomized response of the hashed values from one word each: kept below the threshold,
+        else uniform over the g - 1 others (:func:`ldpest.privacy.exact.keep_or_other`)."""
+        return keep_or_other(hashed, random_words(rng, hashed.shape[0]), self._keep, self._share)
 
     def encode_reports(self, values):
         if self._xxh32:

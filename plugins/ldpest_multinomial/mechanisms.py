@@ -1,7 +1,8 @@
 """Client-side mechanisms over d categories (MATH.md section 1).
 
 Keep decisions compare uniform 64-bit words with integer thresholds chosen by
-:func:`ldpest.privacy.exact.keep_threshold`, so the implemented keep probability is
+:func:`ldpest.privacy.exact.keep_threshold` (randomized response: lowered by less than d - 1,
+:func:`ldpest.privacy.exact.shared_keep_threshold`), so the implemented keep probability is
 exactly ``T / 2^64`` and the implemented likelihood ratio is proven to be at
 most e^epsilon at every epsilon (at very large epsilon the threshold stops
 at ``2^64 - 1``: the channel is then more private than asked, never less).
@@ -29,9 +30,11 @@ from ldpest import (
 )
 from ldpest.privacy.exact import (
     WORD,
+    keep_or_other,
     keep_threshold,
     random_words,
     require_gap,
+    shared_keep_threshold,
     words_below,
 )
 from ldpest.privacy.noise import LatticeLaplace
@@ -156,10 +159,8 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         d = len(check_categories(categories))
         epsilon = _epsilon_or_keep(epsilon, keep, self.name, lambda k: randomized_response_epsilon(k, d))
         super().__init__(epsilon=epsilon, categories=categories)
-        # P(keep) = keep / 2^64 exactly; the largest proven threshold, lowered by less than d - 1 so that the
-        # 2^64 - keep other words split evenly: each other category is one share of them (_privatize)
-        self._share = -(-(WORD - keep_threshold(self.epsilon, self.d - 1)) // (self.d - 1))
-        self._keep = WORD - self._share * (self.d - 1)
+        # P(keep) = keep / 2^64 exactly, and each other category's share / 2^64
+        self._keep, self._share = shared_keep_threshold(self.epsilon, self.d - 1)
         self._p = self._keep / WORD
         self._q = (WORD - self._keep) / (WORD * (self.d - 1))
         require_gap(self._p - self._q, self.epsilon, self.name)
@@ -175,22 +176,15 @@ class RandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return self._q
 
     def _privatize(self, codes, rng):
-        """One word ``u`` a report: the true category where ``u < keep``, else the ``(u - keep) // share``-th
-        of the others, each of them exactly ``share`` words (``2^64 - keep = (d - 1) share``).  In the
+        """One word ``u`` a report (:func:`ldpest.privacy.exact.keep_or_other`): the true category where
+        ``u < keep``, else the ``(u - keep) // share``-th of the others, each exactly ``share`` words.  In the
         smallest index type (1 byte up to 256 categories), block by block.  (One word where a 16-bit coin
         and numpy's bounded integers took 1.13: 10.0 -> 6 ms at 10^6 reports, bench/bench_floor.py.)"""
         n, dtype = codes.shape[0], self.index_dtype
         out = np.empty(n, dtype=dtype)
-        keep, share = np.uint64(self._keep), np.uint64(self._share)
         for rows in _row_blocks(n, 1, _INDEX_BLOCK):
-            block = codes[rows].astype(dtype)
-            words = random_words(rng, len(block))
-            kept = words < keep
-            words -= keep  # wraps where kept: those rows take the true category below
-            words //= share
-            other = words.astype(dtype)
-            other += other >= block  # the d - 1 other categories, skipping the true one
-            out[rows] = np.where(kept, block, other)
+            out[rows] = keep_or_other(codes[rows].astype(dtype), random_words(rng, rows.stop - rows.start),
+                                      self._keep, self._share)
         return out
 
     def encode_reports(self, values):

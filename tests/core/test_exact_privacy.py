@@ -359,3 +359,22 @@ def test_the_cli_refuses_a_tiny_epsilon(tmp_path):
     result = CliRunner().invoke(app, ["estimate", str(data), "-c", "a", "-m", "randomized-response", "-e", "1e-300",
                                       "--categories", "x,y"])
     assert result.exit_code == 2 and "epsilon = 1e-300 is too small" in result.stderr
+
+
+@pytest.mark.parametrize("epsilon,d", [(0.5, 4), (3.0, 7), (50.0, 3), (1e-9, 5)])
+def test_randomized_response_gives_each_other_category_exactly_one_share(epsilon, d):
+    """One word: the truth below T, then d - 1 runs of exactly Q words, one per other category in order
+    (the truth skipped).  Scripted at both ends of every run, so a run one word off fails."""
+    from ldpest.privacy.exact import keep_threshold, shared_keep_threshold
+
+    mech = ldpest.mechanism("randomized-response", epsilon=epsilon, categories=list(range(d)))
+    keep, share = mech._keep, mech._share
+    assert (keep, share) == shared_keep_threshold(epsilon, d - 1)
+    assert keep + (d - 1) * share == WORD and 0 <= keep_threshold(epsilon, d - 1) - keep < d - 1
+    truth = d // 2
+    others = [c for c in range(d) if c != truth]
+    words = [0, keep - 1] + [word for j in range(d - 1) for word in (keep + j * share, keep + (j + 1) * share - 1)]
+    expected = [truth, truth] + [c for c in others for _ in range(2)]
+    reports = mech.privatize([truth] * len(words), rng=ScriptedWords(words))
+    assert reports.values.tolist() == expected
+    assert mech.channel().satisfies(epsilon)
