@@ -40,6 +40,7 @@ from ldpest.privacy.exact import (
     ratio_within,
     require_gap,
     too_small,
+    uniform_below,
 )
 from ldpest.stats.intervals import clopper_pearson
 from ldpest.stats.likelihood import channel_count_mle
@@ -234,8 +235,8 @@ class HadamardResponse(_CategoricalMechanism):
         s, b, K = layout.half, layout.width, layout.symbols
         block, row = self._block_of[codes], self._row_of[codes]
         inside = random_words(rng, n) < np.uint64(self._in)
-        free = rng.integers(0, s, size=n)
-        other = rng.integers(0, K - s, size=n)  # uniform over the K - s symbols outside C_x
+        free = uniform_below(rng, s, n)
+        other = uniform_below(rng, K - s, n)  # uniform over the K - s symbols outside C_x
         own_block = inside | (other >= K - b)  # outside C_x, the last s values are x's own block
         # in x's block: column ``free`` of C_x (parity 0) or ``other - (K - b)`` outside it (parity 1)
         np.copyto(free, other - (K - b), where=~inside)

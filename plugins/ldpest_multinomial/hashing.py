@@ -51,7 +51,14 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError, VariationRatio
-from ldpest.privacy.exact import WORD, keep_or_other, random_words, require_gap, shared_keep_threshold
+from ldpest.privacy.exact import (
+    WORD,
+    keep_or_other,
+    random_words,
+    require_gap,
+    shared_keep_threshold,
+    uniform_below,
+)
 from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product, inclusion_pair_covariance
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
@@ -206,12 +213,12 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
             hashed = self.xxh32_hash(seeds, codes)
             return np.stack([self._respond(hashed, rng), seeds.astype(np.int64)], axis=1)
         out = np.empty((n, 3), dtype=np.int64)
-        a = rng.integers(1, self._prime, size=n, dtype=np.uint32)  # P < 2^31: 32-bit draws
-        c = rng.integers(0, self._prime, size=n, dtype=np.uint32)
+        a = uniform_below(rng, self._prime - 1, n) + 1  # P < 2^31: half a word each
+        c = uniform_below(rng, self._prime, n)
         out[:, 0], out[:, 1] = a, c
         residue = a.astype(np.uint64)
         residue *= codes.astype(np.uint64)
-        residue += c
+        residue += c.astype(np.uint64)
         residue %= np.uint64(self._prime)
         out[:, 2] = self._respond(self._bucket(residue), rng)
         return out

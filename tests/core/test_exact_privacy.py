@@ -378,3 +378,35 @@ def test_randomized_response_gives_each_other_category_exactly_one_share(epsilon
     reports = mech.privatize([truth] * len(words), rng=ScriptedWords(words))
     assert reports.values.tolist() == expected
     assert mech.channel().satisfies(epsilon)
+
+
+def test_uniform_below_redraws_exactly_the_values_at_or_above_its_span():
+    """span = 2^31 - 2 takes the top 31 bits of 32-bit halves; 2^31 - 2 and 2^31 - 1 are drawn again.
+    Scripted: the first word's halves are both rejects, the second word's are 5 and 2^31 - 3."""
+    from ldpest.privacy.exact import uniform_below
+
+    span = 2 ** 31 - 2
+    rejects = ((2 ** 31 - 1) << 1) | (((2 ** 31 - 2) << 1) << 32)  # low half first (little-endian view)
+    accepted = (5 << 1) | (((2 ** 31 - 3) << 1) << 32)
+    values = uniform_below(ScriptedWords([rejects, accepted]), span, 2)
+    assert values.tolist() == [5, 2 ** 31 - 3]
+    with pytest.raises(ValueError, match="span"):
+        uniform_below(np.random.default_rng(0), 2 ** 32 + 1, 3)
+
+
+@pytest.mark.parametrize("span", [1, 2, 16, 125, 127, 3, 2 ** 31 - 1])
+def test_uniform_below_is_uniform(span):
+    """Seeded chi-square over the values' residues mod 8 (all values where span <= 128), alarm at p < 1e-6;
+    both paths (own redraws where span >= 63/64 of a power of two, numpy's integers else)."""
+    from scipy import stats
+
+    from ldpest.privacy.exact import uniform_below
+
+    values = uniform_below(np.random.default_rng(span), span, 200_000)
+    assert values.dtype == np.int64 and values.min() >= 0 and values.max() < span
+    if span == 1:
+        return
+    cells = span if span <= 128 else 8
+    expected = (span // cells + (np.arange(cells) < span % cells)) / span  # residues' exact shares
+    observed = np.bincount(values % cells, minlength=cells)
+    assert stats.chisquare(observed, expected * values.size).pvalue > 1e-6
