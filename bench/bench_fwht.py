@@ -3,15 +3,20 @@ product with the +-1 matrix, over the shapes the estimators use (``ldpest.stats.
 the product up to ``_MATRIX_SIZE``).
 
     .venv/bin/python bench/bench_fwht.py
+
+Then Hadamard response's default estimate (``projection="auto"``, whose covariance products and simulations
+take 20-30 transforms) with each, timed alternately (this machine's speed drifts between runs).
 """
 
 from __future__ import annotations
 
+import time
 import timeit
 
 import numpy as np
 
-from ldpest.stats.transforms import _butterflies, hadamard_matrix  # noqa: PLC2701  the two ways compared
+import ldpest
+from ldpest.stats.transforms import _butterflies, fwht, hadamard_matrix  # noqa: PLC2701  the two ways compared
 
 
 def per_call(function, number: int) -> float:
@@ -31,6 +36,29 @@ def main() -> None:
             slow = per_call(lambda: _butterflies(values), number)
             fast = per_call(lambda: values @ matrix, number)
             print(f"{size:>6}{rows:>7}{slow:>13.1f}{fast:>9.1f}{slow / fast:>7.2f}", flush=True)
+    hadamard_estimates()
+
+
+def hadamard_estimates(repeat: int = 15) -> None:
+    import ldpest_multinomial.hadamard as hadamard
+
+    print("\nhadamard-response default estimate at epsilon 1, ms, best of 15, the two transforms alternately")
+    print(f"{'d':>6}{'n':>8}{'butterflies':>13}{'fwht':>9}{'ratio':>7}")
+    try:
+        for d, n in [(20, 10 ** 5), (100, 10 ** 4), (1000, 10 ** 4)]:
+            mech = ldpest.mechanism("hadamard-response", epsilon=1.0, categories=list(range(d)))
+            reports = mech.privatize(np.random.default_rng(0).integers(0, d, n), rng=np.random.default_rng(1))
+            best = {"butterflies": np.inf, "fwht": np.inf}
+            for _ in range(repeat):
+                for name, transform in (("butterflies", _butterflies), ("fwht", fwht)):
+                    hadamard.fwht = transform
+                    start = time.perf_counter()
+                    ldpest.estimate(reports)
+                    best[name] = min(best[name], time.perf_counter() - start)
+            print(f"{d:>6}{n:>8}{best['butterflies'] * 1e3:>13.2f}{best['fwht'] * 1e3:>9.2f}"
+                  f"{best['butterflies'] / best['fwht']:>7.2f}", flush=True)
+    finally:
+        hadamard.fwht = fwht
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@ from functools import lru_cache
 
 import numpy as np
 
-# Up to this length the transform is one product with the +-1 matrix: (1, 32) values 2.0 us against 42 us
-# for the butterflies' Python loop, (10^4, 128) 5.7 ms against 54 ms, (1, 512) 69 against 101 us; at
-# (1, 1024) the butterflies win, 133 against 194 us (.venv/bin/python bench/bench_fwht.py).
+# Up to this length the transform is one product with the +-1 matrix, against the butterflies' Python loop:
+# 21-23x faster on (1, 32) values, 9-11x on (10^4, 128), 1.5-1.6x on (1, 512); on (1, 1024) the butterflies
+# are 1.5-2x faster (two runs of .venv/bin/python bench/bench_fwht.py).
 _MATRIX_SIZE = 512
 _EXACT_FLOAT = 1 << 53  # integers below this are exact in float64, and so is every partial sum of them
 
