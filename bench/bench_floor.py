@@ -23,7 +23,7 @@ import ldpest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_frequency_likelihood import register_example_plugin  # noqa: E402
-from bench_mechanisms import EPSILON, cases, label  # noqa: E402
+from bench_mechanisms import EPSILON, label, selected_cases  # noqa: E402
 
 
 def philox_position(generator: np.random.Generator) -> int:
@@ -74,10 +74,7 @@ def main(argv=None) -> None:
           f"timed alternately with privatise, best of {args.repeat} each; epsilon {EPSILON}")
     print(f"{'mechanism':<38}{'n':>9}{'words/report':>14}{'ns/word':>9}{'floor s':>10}{'privatise s':>13}"
           f"{'ratio':>7}")
-    for name, params, _, make, _, _ in cases():
-        if args.only and name not in args.only.split(","):
-            continue
-        mech = ldpest.mechanism(name, epsilon=EPSILON, **params)
+    for (name, params, _, make, _, _), mech in selected_cases(args.only):
         for n in [int(float(v)) for v in args.n.split(",")]:
             data = make(n, np.random.default_rng(0))
             words = words_drawn(lambda rng: mech.privatize(data, rng=rng))

@@ -168,6 +168,14 @@ def cases():
     ]
 
 
+def selected_cases(only: str | None):
+    """``(case, mechanism)`` for every case of :func:`cases` named in the comma-separated ``only`` (all if None)."""
+    names = only.split(",") if only else None
+    for case in cases():
+        if names is None or case[0] in names:
+            yield case, ldpest.mechanism(case[0], epsilon=EPSILON, **case[1])
+
+
 def label(name, params):
     """The printed row name: the mechanism, and the basis when there is one."""
     return f"{name} ({params['basis']}, k={params['k']})" if "basis" in params else name
@@ -190,10 +198,7 @@ def memory_rows(sizes, only):
     target: privatise at most 1.5x the reports; estimate bounded by one block)."""
     print(f"{'mechanism':<38}{'n':>9}{'report dtype':>14}{'reports MiB':>13}{'privatise peak':>16}"
           f"{'estimate peak':>15}{'estimate MiB':>14}")
-    for name, params, estimator, make, _, _ in cases():
-        if only and name not in only:
-            continue
-        mech = ldpest.mechanism(name, epsilon=EPSILON, **params)
+    for (name, params, estimator, make, _, _), mech in selected_cases(only):
         for n in sizes:
             data = make(n, np.random.default_rng(0))
             mech.privatize(data[:1000], rng=np.random.default_rng(1))  # warm caches and imports
@@ -220,13 +225,10 @@ def main(argv=None):
     register_example_plugin()  # the OUE example plugin, the third-party row
     sizes = [int(float(v)) for v in args.n.split(",")]
     if args.memory:
-        return memory_rows(sizes, args.only.split(",") if args.only else None)
+        return memory_rows(sizes, args.only)
     print(f"{'mechanism':<38}{'n':>9}{'privatise s':>13}{'numpy s':>9}{'ratio':>7}{'estimate s':>12}"
           f"{'numpy s':>9}{'ratio':>7}")
-    for name, params, estimator, make, numpy_privatise, numpy_estimate in cases():
-        if args.only and name not in args.only.split(","):
-            continue
-        mech = ldpest.mechanism(name, epsilon=EPSILON, **params)
+    for (name, params, estimator, make, numpy_privatise, numpy_estimate), mech in selected_cases(args.only):
         for n in sizes:
             data = make(n, np.random.default_rng(0))
             ours = best(lambda: mech.privatize(data, rng=np.random.default_rng(1)), args.repeat)

@@ -33,28 +33,15 @@ def main() -> None:
                       block, 50)
     raw = per_word(lambda: rng.bit_generator.random_raw(block), block, 50)
     print(f"{block} words at a time: full-range integers {ranged:5.2f} ns, random_raw {raw:5.2f} ns (the same words)")
-    from ldpest.privacy.exact import uniform_below
+    from ldpest.privacy.exact import _top_bits_redrawn, uniform_below  # noqa: PLC2701  its own path, alone
 
     print(f"bounded integers, {block} at a time: ns a value")
     for span in [3, 125, 2 ** 16, 2 ** 31 - 2]:
         theirs = per_word(lambda: rng.integers(0, span, size=block), block, 50)
-        redrawn = per_word(lambda: own_redraws(rng, span, block), block, 50)
+        redrawn = per_word(lambda: _top_bits_redrawn(rng, span, block), block, 50)
         chosen = per_word(lambda: uniform_below(rng, span, block), block, 50)
         print(f"span {span:>10}  numpy integers {theirs:5.2f}  top bits + redraws {redrawn:5.2f}  "
               f"uniform_below {chosen:5.2f}")
-
-
-def own_redraws(rng, span: int, size: int):
-    """uniform_below's own path at any span (it takes numpy's below 63/64 of a power of two)."""
-    from ldpest.privacy.exact import random_words
-
-    shift = np.uint32(32 - max(1, (span - 1).bit_length()))
-    values = (random_words(rng, -(-size // 2)).view(np.uint32)[:size] >> shift).astype(np.int64)
-    again = np.flatnonzero(values >= span)
-    while again.size:
-        values[again] = random_words(rng, -(-again.size // 2)).view(np.uint32)[:again.size] >> shift
-        again = again[values[again] >= span]
-    return values
 
 
 if __name__ == "__main__":

@@ -71,7 +71,12 @@ def uniform_below(rng, span: int, size: int) -> np.ndarray:
     bits = max(1, (span - 1).bit_length())
     if span * 64 < 63 << bits:
         return rng.integers(0, span, size=size)
-    shift = np.uint32(32 - bits)
+    return _top_bits_redrawn(rng, span, size)
+
+
+def _top_bits_redrawn(rng, span: int, size: int) -> np.ndarray:
+    """:func:`uniform_below`'s own path, at any span up to 2^32."""
+    shift = np.uint32(32 - max(1, (span - 1).bit_length()))
     values = (random_words(rng, -(-size // 2)).view(np.uint32)[:size] >> shift).astype(np.int64)
     again = np.flatnonzero(values >= span)
     while again.size:
