@@ -75,8 +75,10 @@ def test_thresholds_are_the_largest_proven_ones(epsilon):
 @pytest.mark.parametrize("epsilon", [0.5, 36.7, 50.0])
 def test_samplers_decide_exactly_at_their_thresholds(epsilon):
     hashing = make("local-hashing", 5, epsilon, hash_range=3)
-    kept = hashing.privatize([2], rng=ScriptedWords([hashing._keep - 1])).values[0]
-    moved = hashing.privatize([2], rng=ScriptedWords([hashing._keep])).values[0]
+    # the seeds a and c take the first two words (their top 31 bits: 0 gives a = 1, c = 0), the response the third
+    kept = hashing.privatize([2], rng=ScriptedWords([0, 0, hashing._keep - 1])).values[0]
+    moved = hashing.privatize([2], rng=ScriptedWords([0, 0, hashing._keep])).values[0]
+    assert kept[:2].tolist() == moved[:2].tolist() == [1, 0]
     assert kept[2] == hashing.hash(kept[0], kept[1], 2) and moved[2] != hashing.hash(moved[0], moved[1], 2)
 
     subset = make("subset-selection", 6, epsilon, subset_size=2)
