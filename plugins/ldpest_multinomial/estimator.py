@@ -314,10 +314,11 @@ def _simulates_draws(oracle: type, method: str) -> bool:
     return "draws" in inspect.signature(getattr(oracle, method)).parameters
 
 
-def frequency_parts(mechanism, arrays, n: int, theta, stderr, estimate, projection: str, attrs: dict) -> EstimateParts:
+def frequency_parts(mechanism, arrays, n: int, theta, stderr, estimate, projection: str, attrs: dict, *,
+                    model) -> EstimateParts:
     """The parts of a frequency result: ``estimate`` (after ``projection``), with the unbiased ``theta``, its
-    ``stderr``, the counts of exact intervals and the kurtosis of the normal ones."""
-    model = mechanism.count_model(arrays)
+    ``stderr``, the counts of exact intervals (``model``, the oracle's ``count_model(arrays)``) and the
+    kurtosis of the normal ones."""
     kurtosis = getattr(mechanism, "excess_kurtosis", None)
     return EstimateParts(
         variable="probability",
@@ -395,7 +396,7 @@ class FrequencyEstimator(Estimator):
             attrs = {"shrink_weight": weight}
         else:
             estimate = project_frequencies(theta, projection)
-        return frequency_parts(mechanism, arrays, n, theta, stderr, estimate, projection, attrs)
+        return frequency_parts(mechanism, arrays, n, theta, stderr, estimate, projection, attrs, model=model)
 
     def interval(self, result, level):
         """The oracle's own exact intervals where it has them (:meth:`FrequencyOracle.frequency_interval`),

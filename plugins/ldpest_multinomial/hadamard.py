@@ -195,6 +195,7 @@ class HadamardResponse(_CategoricalMechanism):
         p_in = Fraction(self._in, WORD)
         self._exact = (p_in / s, (1 - p_in) / (K - s))
         self._alpha, self._beta = float(self._exact[0]), float(self._exact[1])
+        self._p_in, self._p_out = float(p_in), float(1 - p_in)  # P(report in C_x) and its complement, exactly
         require_gap(self._alpha - self._beta, self.epsilon, self.name)
         codes = np.arange(d)
         self._block_of, self._row_of = codes // layout.load, codes % layout.load + 1
@@ -387,7 +388,7 @@ class HadamardResponse(_CategoricalMechanism):
         block_mass = np.clip(np.add.reduceat(theta, starts, axis=-1), 0.0, 1.0)
         s, b, g = self._layout.half, self._layout.width, self._gap()
         mass = np.maximum(block_mass[..., self._block_of], theta)
-        p_in, c = float(self._exact[0] * s), float(1 - self._exact[0] * s)
+        p_in, c = self._p_in, self._p_out
         sb = s * self._beta
         square = theta ** 2
         second = (p_in * (mass - square) + square * p_in * c + sb * (mass + 2 * square * p_in - square * sb)

@@ -204,11 +204,12 @@ class FrequencyLikelihood(FrequencyEstimator):
     def _finalize(self, mechanism, arrays, n):
         oracle = _oracle_arrays(arrays) if self._params["pass_number"] == 0 else self._oracle_memory()
         theta, stderr = mechanism.frequency_estimate(oracle, n)
-        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, mechanism.count_model(oracle))
+        model = mechanism.count_model(oracle)
+        warn_about_frequencies(theta, stderr, mechanism.categories, n, mechanism.epsilon, model)
         if _counts_suffice(mechanism):
             estimate, attrs = _mle(mechanism, oracle, n)
             attrs["mle_passes"] = 1
-            return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs)
+            return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs, model=model)
         at, passes = self._params["at"], self._params["pass_number"] + 1
         if at is None:  # finalize called on the statistics of the first pass by hand
             raise ParameterError(f"{self.name!r}: these are the statistics of the first pass only; "
@@ -229,7 +230,7 @@ class FrequencyLikelihood(FrequencyEstimator):
                           f"{self._params['max_passes']})", EstimateWarning, stacklevel=3)
         attrs = {"mle_method": "projected Newton, one pass over the reports per step", "mle_passes": passes,
                  "mle_likelihood_gap": gap, "mle_converged": int(converged)}
-        return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs)
+        return frequency_parts(mechanism, oracle, n, theta, stderr, estimate, "mle", attrs, model=model)
 
 
 class _Best(NamedTuple):

@@ -88,3 +88,25 @@ def test_what_the_fast_path_cannot_build_goes_to_the_constructor_and_its_errors(
     xr.testing.assert_identical(built, xr.Dataset({"p": ("c", values)},
                                                   coords={"c": ("c", np.array(["x", "y", "z"]), {"units": "1"})}))
     assert built.sel(c="y")["p"].item() == 1.0
+
+
+def test_variables_are_filled_slot_by_slot_here_and_the_probe_refuses_other_slots(monkeypatch):
+    assert assembly._FILL  # this xarray holds the probed slots, so the tests above compare the filled path
+    monkeypatch.setattr(xr.Variable, "__slots__", ("_attrs", "_data", "_dims", "_encoding", "_new_slot"))
+    assert not assembly._slots_hold()
+    monkeypatch.undo()
+    monkeypatch.setattr(assembly, "_filled", lambda cls, dims, data, attrs, encoding: xr.Variable(dims, data, {"x": 1}))
+    assert not assembly._slots_hold()  # a fill that differs from the constructor in one slot
+
+
+def test_results_of_one_coordinate_share_its_index_data_but_not_their_attributes():
+    mechanism = ldpest.mechanism("randomized-response", epsilon=1.0, categories=LABELS)
+    reports = mechanism.privatize(np.array(LABELS * 100), rng=1)
+    estimator = ldpest.estimator("frequency", projection="simplex")
+    first, second = ldpest.estimate(reports, estimator), ldpest.estimate(reports, estimator)
+    assert first.variables["category"]._data is second.variables["category"]._data
+    first["category"].attrs["note"] = "mine"
+    first["probability"].attrs["note"] = "mine"
+    assert "note" not in second["category"].attrs and "note" not in second["probability"].attrs
+    assert "note" not in ldpest.estimate(reports, estimator)["category"].attrs
+    xr.testing.assert_identical(second, ldpest.estimate(reports, estimator))
