@@ -7,7 +7,8 @@ estimator's dims, and every coordinate is a dimension coordinate.  So the variab
 default pandas indexes are made as the constructor makes them (``PandasIndex.from_variables`` and
 ``create_variables``, xarray's public index API) and handed to ``Dataset._construct_direct``.
 Numeric variables are filled in slot by slot (``_dims``, ``_data``, ``_attrs``, ``_encoding``:
-what ``Variable(dims, array, fastpath=True)`` stores for a numpy array, 0.4 against 1.3 us), and a
+what ``Variable(dims, array, fastpath=True)`` stores for a numpy array: 0.19 against 0.95 us,
+timed with ``timeit`` on a 3-vector, best of 7 x 20000), and a
 coordinate's index variable reuses the index's data adapter; both only where a probe at import
 shows that xarray's variables still hold exactly those slots.
 
@@ -81,17 +82,17 @@ def _index(name: str, array: np.ndarray, attrs: dict | None) -> tuple[PandasInde
     mechanism): a new variable with ``attrs`` around the same data each time."""
     key = _index_key(name, array)
     found = _INDEXES.get(key) if key is not None else None
-    if found is None or not _FILL:
-        variable = xr.Variable((name,), array, attrs)
-        index = PandasIndex.from_variables({name: variable}, options={}) if found is None else found[0]
-        made = index, index.create_variables({name: variable})[name]
-        if key is not None and found is None:
-            if len(_INDEXES) >= _INDEXES_KEPT:
-                _INDEXES.pop(next(iter(_INDEXES)))
-            _INDEXES[key] = made
-        return made
-    index, made = found
-    return index, _filled(xr.IndexVariable, made._dims, made._data, dict(attrs) if attrs else None, {})
+    if found is not None and _FILL:
+        index, made = found
+        return index, _filled(xr.IndexVariable, made._dims, made._data, dict(attrs) if attrs else None, {})
+    variable = xr.Variable((name,), array, attrs)
+    index = found[0] if found is not None else PandasIndex.from_variables({name: variable}, options={})
+    made = index, index.create_variables({name: variable})[name]
+    if key is not None and found is None:
+        if len(_INDEXES) >= _INDEXES_KEPT:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        _INDEXES[key] = made
+    return made
 
 
 _CONSTRUCTOR_ONLY = [False]

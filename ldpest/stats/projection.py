@@ -27,7 +27,7 @@ def project_simplex(values, total: float = 1.0) -> np.ndarray:
     j = np.arange(1, v.shape[-1] + 1)
     condition = u - cumulative / j > 0
     condition[..., 0] = True  # u_1 - (u_1 - total) = total > 0, whatever the rounding
-    if v.ndim == 1:  # one estimate, as every result has: plain indexing (5 of its 17 us)
+    if v.ndim == 1:  # one estimate, as every result has: plain indexing (12 against 17 us on 3 values)
         rho = v.shape[0] - int(np.argmax(condition[::-1]))
         return np.maximum(v - cumulative[rho - 1] / rho, 0.0)
     rho = v.shape[-1] - np.argmax(condition[..., ::-1], axis=-1)  # last index where it holds
