@@ -5,17 +5,20 @@ row groups of 10^7), read by one Spark session (``local[2]`` by default):
 
 * plain Spark: for randomized response ``spark.read.parquet(path).groupBy("report").count().collect()``,
   for unary bits the sum of every column, ``agg(sum(report_0), ...)``: the counts every frequency
-  estimate needs, and the frequencies from them in numpy on the driver;
+  estimate needs, and the frequencies from them in numpy on the driver; for numbers (duchi,
+  piecewise: codes on an evenly spaced lattice) ``agg(count(1), sum(report), sum(report * report))``,
+  the mean and its standard error in numpy;
 * ldpest: ``ldpest.estimate(read_parquet(spark, path))``: Spark counts the distinct labels (each
   partition's Arrow batches of (label, count) are validated and turned into statistics in
-  ``mapInArrow``, and tree-reduced) or sums the bit columns with their checks (one aggregation), and
-  the labelled result with standard errors is made on the driver;
-* the same with ``count_labels=False``: every report sent through Arrow to Python.
+  ``mapInArrow``, and tree-reduced; numbers' codes likewise) or sums the bit columns with their
+  checks (one aggregation), and the labelled result with standard errors is made on the driver;
+* the same with ``count_reports=False``: every report sent through Arrow to Python.
 
 Interleaved, best of --repeat, after one warm-up of each:
 
     .venv/bin/python bench/bench_spark.py --n 100000000     # output: bench/results/spark.txt
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism unary-randomized-response
+    .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism piecewise   # or duchi
 """
 
 from __future__ import annotations
@@ -36,20 +39,28 @@ from ldpest.io.writers import ReportWriter
 BLOCK = 10_000_000
 
 
+NUMBERS = ("duchi", "piecewise")
+
+
 def write_file(path: Path, name: str, n: int, d: int, epsilon: float) -> ldpest.Mechanism:
-    mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+    if name in NUMBERS:
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, low=0.0, high=1.0)
+    else:
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     rng = np.random.default_rng(1)
     with ReportWriter(path, mechanism, rng="bench 1") as writer:
         for start in range(0, n, BLOCK):
             size = min(BLOCK, n - start)
-            truth = np.minimum(rng.geometric(0.3, size) - 1, d - 1)
+            truth = rng.beta(2, 5, size) if name in NUMBERS else np.minimum(rng.geometric(0.3, size) - 1, d - 1)
             writer.write(mechanism.privatize(truth, rng=rng).values)
     return mechanism
 
 
 def plain_spark(spark, path: Path, mechanism) -> np.ndarray:
-    d, e = len(mechanism.categories), math.exp(mechanism.epsilon)
     frame = spark.read.parquet(str(path))
+    if mechanism.name in NUMBERS:
+        return plain_spark_mean(frame, mechanism)
+    d, e = len(mechanism.categories), math.exp(mechanism.epsilon)
     if mechanism.name == "unary-randomized-response":
         from pyspark.sql import functions as F
 
@@ -63,6 +74,22 @@ def plain_spark(spark, path: Path, mechanism) -> np.ndarray:
     return (counts / counts.sum() - q) / (p - q)
 
 
+def plain_spark_mean(frame, mechanism) -> np.ndarray:
+    """The mean in data units from the count, sum and sum of squares of the codes (each code's value is
+    ``values[0] + step * code``), with its standard error."""
+    from pyspark.sql import functions as F
+
+    n, total, squares = frame.agg(F.count(F.lit(1)), F.sum("report"),
+                                  F.sum(F.col("report").cast("long") * F.col("report"))).collect()[0]
+    values = np.asarray(mechanism.code_values)
+    step = (values[-1] - values[0]) / (len(values) - 1)
+    mean_code = total / n
+    variance_code = (squares - n * mean_code ** 2) / (n - 1)
+    mean = mechanism.to_data_units(values[0] + step * mean_code)
+    stderr = step * math.sqrt(variance_code / n) * mechanism.half_width
+    return np.array(mean), stderr
+
+
 def timed(call) -> tuple[float, object]:
     start = time.perf_counter()
     value = call()
@@ -73,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000_000)
     parser.add_argument("--mechanism", default="randomized-response",
-                        choices=["randomized-response", "unary-randomized-response"])
+                        choices=["randomized-response", "unary-randomized-response", *NUMBERS])
     parser.add_argument("--d", type=int, default=16)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
@@ -87,7 +114,8 @@ def main() -> None:
         path = Path(folder) / "reports.parquet"
         started = time.perf_counter()
         mechanism = write_file(path, args.mechanism, args.n, args.d, args.epsilon)
-        print(f"ldpest {ldpest.__version__}; {args.n:,} {args.mechanism} reports, d = {args.d}, "
+        shape = "numbers in [0, 1]" if args.mechanism in NUMBERS else f"d = {args.d}"
+        print(f"ldpest {ldpest.__version__}; {args.n:,} {args.mechanism} reports, {shape}, "
               f"{path.stat().st_size / 2**20:.0f} MiB Parquet (written in {time.perf_counter() - started:.0f} s); "
               f"Spark {args.master}, best of {args.repeat} after a warm-up, interleaved")
         warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3 (pyproject.toml says more)
@@ -97,16 +125,22 @@ def main() -> None:
         spark.conf.set("spark.sql.files.maxPartitionBytes", str(args.split_mib << 20))
         try:
             frame = read_parquet(spark, path)
-            plain_name = "plain Spark " + ("agg(sum(column), ...)" if args.mechanism != "randomized-response"
+            numbers = args.mechanism in NUMBERS
+            plain_name = "plain Spark " + ("agg(count, sum, sum of squares)" if numbers
+                                           else "agg(sum(column), ...)" if args.mechanism != "randomized-response"
                                            else "groupBy().count()")
-            ours_name = "ldpest.estimate " + ("(one aggregation)" if args.mechanism != "randomized-response"
-                                              else "(mapInArrow + treeReduce)")
-            arrow_name = "every report through Arrow (count_labels=False)"
+            ours_name = "ldpest.estimate " + ("(one aggregation)" if args.mechanism == "unary-randomized-response"
+                                              else "(counted, mapInArrow + treeReduce)")
+            default = ldpest.estimator(mechanism.default_estimator)
+            arrow_name = "every report through Arrow (count_reports=False)"
+            counts_name = "plain Spark groupBy().count() (ldpest's counts)"
             runs = {plain_name: lambda: plain_spark(spark, path, mechanism),
                     ours_name: lambda: ldpest.estimate(frame),
-                    arrow_name: lambda: estimate_spark(frame, ldpest.estimator("frequency"), mechanism=mechanism,
-                                                       count_labels=False)}
+                    arrow_name: lambda: estimate_spark(frame, default, mechanism=mechanism, count_reports=False)}
             repeats = {plain_name: args.repeat, ours_name: args.repeat, arrow_name: arrow_repeat}
+            if numbers:  # the statistic ldpest keeps (each code's count) by Spark alone
+                runs[counts_name] = lambda: spark.read.parquet(str(path)).groupBy("report").count().collect()
+                repeats[counts_name] = args.repeat
             best = {name: math.inf for name in runs if repeats[name]}
             values = {}
             for name in best:  # warm-up: the JVM, the Python workers
@@ -124,8 +158,13 @@ def main() -> None:
     plain, ours = best[plain_name], best[ours_name]
     through_arrow = f" (every report through Arrow: {best[arrow_name] / plain:.2f})" if arrow_name in best else ""
     print(f"ratio ldpest / plain Spark: {ours / plain:.2f}{through_arrow}")
-    ours_values, plain_values = values[names[1]]["unprojected"].values, values[names[0]]
-    print(f"same frequencies: max |difference| {np.abs(ours_values - plain_values).max():.1e}")
+    if counts_name in best:
+        print(f"ratio ldpest / plain Spark's counts: {ours / best[counts_name]:.2f}")
+    ours, plain = values[names[1]], values[names[0]]
+    if args.mechanism in NUMBERS:
+        plain, plain_stderr = plain
+        print(f"same standard error: relative difference {abs(float(ours['stderr']) / plain_stderr - 1):.1e}")
+    print(f"same estimate: max |difference| {np.abs(ours['unprojected'].values - plain).max():.1e}")
 
 
 if __name__ == "__main__":

@@ -159,6 +159,14 @@ class Mechanism(_Configurable, abc.ABC):
         """The exact channel for a finite output space (None if infinite)."""
         return None
 
+    def report_alphabet_size(self) -> int | None:
+        """Optional: how many distinct reports (rows of the report columns) the mechanism can send,
+        where that is few.  Spark then counts equal reports where they are stored and sends only
+        the distinct ones with their counts to Python (docs/benchmarks.md, "Spark"): a hint for
+        speed, since the statistics are the same either way.  None (the default): many or unknown
+        (one-column label reports are counted whatever this says)."""
+        return None
+
     def variation_ratio(self) -> VariationRatio:
         """Wang et al.'s ``(p, beta, q)`` of this randomiser, for the shuffle bound
         (:func:`ldpest.shuffle_epsilon`, docs/accounting.md): ``p`` the largest likelihood ratio,

@@ -6,7 +6,9 @@ executors, and the estimate is finalised on the driver.  The statistics are inte
 sums, so the result equals the in-memory estimate bit for bit.  Reports that are one label
 (randomized response, Hadamard response, ...) are first counted by Spark (``groupBy().count()``
 in the JVM), and each partition rebuilds its reports from the distinct labels and their counts:
-the same statistics, without sending every report to Python.  Reports of 0/1 columns whose statistic
+the same statistics, without sending every report to Python; so are reports of any mechanism that
+declares a small alphabet (``Mechanism.report_alphabet_size``: the numeric codes, Haar coefficients,
+l-infinity signs).  Reports of 0/1 columns whose statistic
 is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are summed
 by Spark in one aggregation, with the checks of their values, and nothing reaches Python.
 
@@ -88,8 +90,9 @@ def mechanism_of(frame, mechanism: Mechanism | None, columns) -> Mechanism:
     return mechanism if mechanism is not None else carried
 
 
-MULTIPLICITY = "__ldpest_reports"  # the column of report counts after Spark's groupBy of label reports
+MULTIPLICITY = "__ldpest_reports"  # the column of report counts after Spark's groupBy of equal reports
 _EXPANDED_ROWS = 1 << 22  # reports rebuilt from their counts per aggregate call (4 MiB of one-byte codes)
+COUNTED_ALPHABET = 1 << 16  # reports of at most this many distinct values are counted by Spark
 
 
 def _partition_statistics(batches, mechanism_spec: str, estimator_spec: str, columns: list[str], kind: str,
@@ -119,26 +122,33 @@ def _partition_statistics(batches, mechanism_spec: str, estimator_spec: str, col
 
 
 def _repeated(values, counts):
-    """Each of ``values`` repeated its count of times, in blocks of at most :data:`_EXPANDED_ROWS`
-    (one Python step per distinct report, never per report)."""
-    pending, size = [], 0
-    for value, count in zip(values, counts.astype(np.int64), strict=True):
-        while count > 0:
-            take = min(int(count), _EXPANDED_ROWS - size)
-            pending.append(np.full(take, value, dtype=values.dtype))
-            size, count = size + take, count - take
-            if size == _EXPANDED_ROWS:
-                yield np.concatenate(pending)
-                pending, size = [], 0
-    if pending:
-        yield np.concatenate(pending)
+    """Each row of ``values`` repeated its count of times, in order, in blocks of at most
+    :data:`_EXPANDED_ROWS` rows (one Python step per block, never per report or distinct report)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if len(ends) else 0
+    for start in range(0, total, _EXPANDED_ROWS):
+        stop = min(start + _EXPANDED_ROWS, total)
+        first = int(np.searchsorted(ends, start, side="right"))  # the rows whose repeats meet [start, stop)
+        last = int(np.searchsorted(ends, stop - 1, side="right")) + 1
+        take = np.minimum(ends[first:last], stop) - np.maximum(ends[first:last] - counts[first:last], start)
+        yield np.repeat(values[first:last], take, axis=0)
+
+
+def counts_equal_reports(mechanism: Mechanism, columns) -> bool:
+    """Whether Spark counts equal reports before they reach Python: one-column label reports (at most d
+    values), and reports of a mechanism that declares at most :data:`COUNTED_ALPHABET` distinct ones."""
+    if mechanism.report_kind == "label" and len(columns) == 1:
+        return True
+    size = mechanism.report_alphabet_size()
+    return size is not None and size <= COUNTED_ALPHABET
 
 
 def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, codes: str = "labels",
-                   count_labels: bool = True):
+                   count_reports: bool = True):
     """The estimate of a Spark DataFrame of reports of ``mechanism`` (module docstring; callers take
-    it from :func:`mechanism_of`) by the :class:`Estimator` ``estimator``; ``count_labels=False``
-    sends every label report through Arrow too (for comparisons: bench/bench_spark.py)."""
+    it from :func:`mechanism_of`) by the :class:`Estimator` ``estimator``; ``count_reports=False``
+    sends every report through Arrow (for comparisons: bench/bench_spark.py)."""
     estimator.check_accepts(mechanism)
     columns = list(columns or mechanism.report_columns())
     missing = [c for c in columns if c not in frame.columns]
@@ -149,8 +159,8 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     # A label report takes at most d values: Spark counts them in the JVM, and only the distinct
     # reports with their counts cross to Python (1.55 s against 14.5 s for every report through
     # Arrow at 10^8 reports: bench/bench_spark.py, docs/benchmarks.md "Spark").
-    counted = count_labels and mechanism.report_kind == "label" and len(columns) == 1
-    if count_labels and _sums_bit_columns(frame, columns, mechanism, estimator):
+    counted = count_reports and counts_equal_reports(mechanism, columns)
+    if count_reports and _sums_bit_columns(frame, columns, mechanism, estimator):
         return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
     reports = frame.select(*columns)
     if counted:

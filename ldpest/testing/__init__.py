@@ -44,6 +44,9 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``bit_columns`` (frequency oracles that declare ``bit_column_statistic``): the
   reports are 0/1 columns with the declared number of ones, and the statistics
   are their column sums;
+* ``report_alphabet`` (mechanisms that declare ``report_alphabet_size``): the
+  channel has no more outputs, and 5000 privatised records no more distinct
+  reports, than declared;
 * for estimators, ``unbiased`` (mean of the estimate over repeated
   privatisations of fixed data equals what the family says it should, within 5
   standard errors), ``stderr_calibrated`` (the estimate that stderr describes,

@@ -145,6 +145,17 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
             fail(f"bit_column_statistic declares frequency_statistics = {{{name!r}: column sums}}; it returns "
                  f"{sorted(stats)}, not those sums")
 
+    def report_alphabet():
+        size = mechanism.report_alphabet_size()
+        if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+            fail(f"report_alphabet_size() must be a positive integer or None, got {size!r}")
+        if channel is not None and channel.shape[1] > size:
+            fail(f"report_alphabet_size() declares {size} distinct reports; the channel has {channel.shape[1]} outputs")
+        values = np.asarray(mechanism.privatize(cycle(data, 5000), rng=np.random.default_rng(seed)).values)
+        seen = len(np.unique(values.reshape(len(values), -1), axis=0))
+        if seen > size:
+            fail(f"report_alphabet_size() declares {size} distinct reports; 5000 privatised records gave {seen}")
+
     privacy = ("exact_privacy", exact_privacy) if channel is not None else ("distribution_privacy", distributions)
     notes = {"distribution_privacy": f"{reason}: distribution tests instead of a proof"} if reason else {}
     named = [("spec_round_trip", spec_round_trip), ("rejects_bad_epsilon", rejects_bad_epsilon),
@@ -154,6 +165,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         named.append(("frequency_moments", frequency_moments))
     if isinstance(mechanism, FrequencyOracle) and mechanism.bit_column_statistic() is not None:
         named.append(("bit_columns", bit_columns))
+    if mechanism.report_alphabet_size() is not None:
+        named.append(("report_alphabet", report_alphabet))
     if isinstance(mechanism, Longitudinal):
         named += longitudinal_checks(mechanism, data, seed)
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]

@@ -92,6 +92,9 @@ class OracleHistogram(PartitionMechanism):
     def variation_ratio(self):
         return self._oracle.variation_ratio()
 
+    def report_alphabet_size(self):
+        return self._oracle.report_alphabet_size()
+
     # -- client side ---------------------------------------------------------------
     def encode_data(self, data) -> np.ndarray:
         """Cell numbers, ``N`` for points outside every cell (their mass is estimated, not dropped)."""

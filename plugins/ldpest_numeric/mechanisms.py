@@ -77,6 +77,10 @@ class NumericMechanism(BoundedMechanism):
         half for x^2)."""
         return len(self.code_values) * (2 if self._split else 1)
 
+    def report_alphabet_size(self) -> int:
+        """Reports are codes ``0 .. code_count - 1`` (Spark counts them where they are stored)."""
+        return self.code_count
+
     @property
     def code_dtype(self):
         count = self.code_count

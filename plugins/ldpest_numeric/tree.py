@@ -393,6 +393,10 @@ class HaarHistogram(_LeafMechanism):
     def report_columns(self):
         return ["level", "row", "bit"]
 
+    def report_alphabet_size(self) -> int:
+        """``(level, row, bit)``: two bits for each of the ``bins - 1`` coefficients."""
+        return 2 * sum(self.level_sizes)
+
     def coefficient(self, leaves, level: int) -> tuple[np.ndarray, np.ndarray]:
         """The coefficient index (node at ``level``) and the sign bit (1 for +1: the left half)."""
         shift = self.depth - level

@@ -131,6 +131,10 @@ class LinfSampling(SeriesMechanism):
         effective = 2 * beta * radius ** 2 * n / (math.pi * b0 ** 2 * kappa ** 2)
         return max(1, math.ceil(effective ** (1 / (2 * beta + 2))))
 
+    def report_alphabet_size(self) -> int:
+        """Reports are sign vectors ``u in {-1, 1}^k``."""
+        return 2 ** self._k
+
     @property
     def scale(self) -> float:
         """B: the magnitude of every coordinate of Z."""

@@ -27,6 +27,11 @@ CASES = [
     ("hadamard-response", {"categories": list(range(6))}, lambda rng, n: rng.integers(0, 6, n)),
     ("local-hashing", {"categories": list(range(20))}, lambda rng, n: rng.integers(0, 20, n)),
     ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, lambda rng, n: rng.beta(2, 5, n)),
+    # reports of a small declared alphabet: counted by Spark like labels
+    ("duchi", {"low": 0.0, "high": 1.0}, lambda rng, n: rng.beta(2, 5, n)),
+    ("piecewise", {"low": -1.0, "high": 2.0, "square_share": 0.4}, lambda rng, n: rng.uniform(-1, 2, n)),
+    ("haar-histogram", {"low": 0.0, "high": 1.0, "bins": 16}, lambda rng, n: rng.beta(2, 5, n)),
+    ("linf-sampling", {"basis": "walsh", "k": 3}, lambda rng, n: rng.beta(2, 5, n)),
 ]
 
 
@@ -94,19 +99,68 @@ def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command
     assert json.loads(cli.stdout)["data_vars"]["unprojected"]["data"] == expected["unprojected"].values.tolist()
 
 
-def test_counted_label_reports_are_rebuilt_exactly_in_bounded_blocks(monkeypatch):
-    """Label reports reach Python as (distinct label, count): ``_repeated`` rebuilds the multiset
-    in blocks of at most _EXPANDED_ROWS, whatever the counts."""
-    monkeypatch.setattr(spark_engine, "_EXPANDED_ROWS", 7)
+def test_counted_reports_are_rebuilt_exactly_in_bounded_blocks(monkeypatch):
+    """Counted reports reach Python as (distinct report, count): ``_repeated`` rebuilds the multiset
+    in order, in blocks of at most _EXPANDED_ROWS, whatever the counts (zeros, one report filling
+    several blocks, blocks ending inside a report's run) and for rows of several columns too."""
     generator = np.random.default_rng(5)
-    for _ in range(20):
-        values = generator.permutation(12)[:generator.integers(1, 12)].astype(np.uint8)
-        counts = generator.integers(0, 30, len(values))
-        blocks = list(spark_engine._repeated(values, counts))
-        assert all(0 < len(block) <= 7 for block in blocks)
-        assert all(block.dtype == values.dtype for block in blocks)
-        np.testing.assert_array_equal(np.concatenate(blocks) if blocks else np.zeros(0, np.uint8),
-                                      np.repeat(values, counts))
+    for rows in (7, 1, 64):
+        monkeypatch.setattr(spark_engine, "_EXPANDED_ROWS", rows)
+        for _ in range(20):
+            values = generator.permutation(12)[:generator.integers(1, 12)].astype(np.uint8)
+            counts = generator.integers(0, 30, len(values))
+            counts[generator.integers(len(counts))] = generator.integers(0, 3) * 40  # a long run, or none
+            for shaped in (values, np.column_stack([values, values[::-1]])):
+                blocks = list(spark_engine._repeated(shaped, counts))
+                assert all(0 < len(block) <= rows for block in blocks)
+                assert sum(len(block) for block in blocks) == counts.sum()
+                assert all(block.dtype == values.dtype for block in blocks)
+                rebuilt = np.concatenate(blocks) if blocks else shaped[:0]
+                np.testing.assert_array_equal(rebuilt, np.repeat(shaped, counts, axis=0))
+    assert list(spark_engine._repeated(np.zeros(0, np.uint8), np.zeros(0, np.int64))) == []
+
+
+def test_spark_counts_the_reports_of_mechanisms_with_a_small_alphabet():
+    counted = [ldpest.mechanism("randomized-response", epsilon=1, categories=list(range(5))),
+               ldpest.mechanism("piecewise", epsilon=1, low=0, high=1),
+               ldpest.mechanism("haar-histogram", epsilon=1, low=0, high=1, bins=1 << 14),
+               ldpest.mechanism("linf-sampling", epsilon=1, basis="walsh", k=16)]
+    not_counted = [ldpest.mechanism("local-hashing", epsilon=1, categories=list(range(5))),
+                   ldpest.mechanism("laplace-series", epsilon=1, basis="walsh", k=2),
+                   ldpest.mechanism("linf-sampling", epsilon=1, basis="walsh", k=17),  # 2^17 sign vectors
+                   ldpest.mechanism("unary-randomized-response", epsilon=1, categories=list(range(5)))]
+    for mech in counted:
+        assert spark_engine.counts_equal_reports(mech, mech.report_columns()), mech.name
+    for mech in not_counted:
+        assert not spark_engine.counts_equal_reports(mech, mech.report_columns()), mech.name
+
+
+@pytest.mark.parametrize("name,params,estimator", [
+    ("piecewise", {"low": 0.0, "high": 10.0, "square_share": 0.5}, "variance"),
+    ("square-wave", {"low": 0.0, "high": 10.0}, "ems"),
+    ("haar-histogram", {"low": 0.0, "high": 10.0, "bins": 32}, "quantile"),
+    ("hybrid", {"low": 0.0, "high": 10.0}, "mean"),
+])
+def test_counted_numbers_give_every_estimator_its_in_memory_result(spark, name, params, estimator):
+    mech = ldpest.mechanism(name, epsilon=2.0, **params)
+    reports = mech.privatize(np.random.default_rng(7).gamma(2.0, 1.5, 4000).clip(0, 10), rng=8)
+    expected = ldpest.estimate(reports, estimator)
+    result = ldpest.estimate(frame_of(spark, reports, 3), estimator, mechanism=mech)
+    for variable in expected.data_vars:
+        assert np.array_equal(result[variable].values, expected[variable].values), variable
+    assert result.attrs == expected.attrs
+
+
+def test_counted_numbers_are_checked_like_the_reports_themselves(spark):
+    mech = ldpest.mechanism("piecewise", epsilon=1.0, low=0.0, high=1.0)
+    codes = np.arange(60) % 7
+    codes[13] = mech.report_alphabet_size()  # one past the last code
+    with pytest.raises(ldpest.DataError, match="on Spark: "):
+        ldpest.estimate(spark.createDataFrame(pd.DataFrame({"report": codes})).repartition(2), mechanism=mech)
+    missing = pd.DataFrame({"report": np.arange(60) % 7}).astype("Int64")
+    missing.iloc[5, 0] = pd.NA
+    with pytest.raises(ldpest.DataError, match="on Spark: .*missing"):
+        ldpest.estimate(spark.createDataFrame(missing).repartition(2), mechanism=mech)
 
 
 def test_spark_errors_are_ldpests_own(spark, tmp_path):

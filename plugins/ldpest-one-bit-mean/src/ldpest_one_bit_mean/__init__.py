@@ -61,6 +61,10 @@ class OneBitMean(ldpest.Mechanism):
         """The implemented probability of keeping the bit."""
         return self._keep / WORD
 
+    def report_alphabet_size(self) -> int:
+        """Reports are one bit: Spark counts them where they are stored."""
+        return 2
+
     def encode_data(self, data):
         x = np.asarray(data)
         if x.dtype.kind not in "iuf":
