@@ -56,7 +56,7 @@ def write_file(path: Path, name: str, n: int, d: int, epsilon: float) -> ldpest.
     return mechanism
 
 
-def plain_spark(spark, path: Path, mechanism) -> np.ndarray:
+def plain_spark(spark, path: Path, mechanism):
     frame = spark.read.parquet(str(path))
     if mechanism.name in NUMBERS:
         return plain_spark_mean(frame, mechanism)
@@ -74,7 +74,7 @@ def plain_spark(spark, path: Path, mechanism) -> np.ndarray:
     return (counts / counts.sum() - q) / (p - q)
 
 
-def plain_spark_mean(frame, mechanism) -> np.ndarray:
+def plain_spark_mean(frame, mechanism) -> tuple[np.ndarray, float]:
     """The mean in data units from the count, sum and sum of squares of the codes (each code's value is
     ``values[0] + step * code``), with its standard error."""
     from pyspark.sql import functions as F

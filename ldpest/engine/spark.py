@@ -156,9 +156,10 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
         raise DataError(f"no column {', '.join(map(repr, missing))}; columns are: {', '.join(frame.columns)}")
     kind = column_kind(mechanism, False, codes)
     mechanism_spec = mechanism.spec_json
-    # A label report takes at most d values: Spark counts them in the JVM, and only the distinct
-    # reports with their counts cross to Python (1.55 s against 14.5 s for every report through
-    # Arrow at 10^8 reports: bench/bench_spark.py, docs/benchmarks.md "Spark").
+    # A label report takes at most d values, a declared alphabet at most COUNTED_ALPHABET: Spark counts
+    # them in the JVM, and only the distinct reports with their counts cross to Python (1.55 s against
+    # 14.5 s for every report through Arrow at 10^8 label reports, 2.13 s against 20.56 s for piecewise
+    # codes: bench/bench_spark.py, docs/benchmarks.md "Spark").
     counted = count_reports and counts_equal_reports(mechanism, columns)
     if count_reports and _sums_bit_columns(frame, columns, mechanism, estimator):
         return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
