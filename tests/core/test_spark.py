@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -252,3 +253,23 @@ def assert_passes_agree(spark, reports, mech, estimator):
     for variable in expected.data_vars:
         assert np.array_equal(result[variable].values, expected[variable].values), variable
     assert result.attrs == expected.attrs
+
+
+@pytest.mark.parametrize("n", [1, 10, 30])
+def test_counted_numbers_at_small_n_and_extreme_epsilon_are_the_in_memory_result(spark, n):
+    """n = 1, 10, 30 spread over 3 partitions (some empty), every datum on the upper bound, at a tiny and a large
+    epsilon: the counted path gives the in-memory result bit for bit, with the same warnings."""
+    for epsilon in (1e-3, 50.0):
+        for name, params in [("duchi", {}), ("haar-histogram", {"bins": 8})]:
+            mech = ldpest.mechanism(name, epsilon=epsilon, low=0.0, high=1.0, **params)
+            reports = mech.privatize(np.ones(n), rng=3)
+            with warnings.catch_warnings(record=True) as in_memory:  # Haar levels without a report warn
+                warnings.simplefilter("always", ldpest.EstimateWarning)
+                expected = ldpest.estimate(reports)
+            with warnings.catch_warnings(record=True) as on_spark:
+                warnings.simplefilter("always", ldpest.EstimateWarning)
+                result = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+            assert [str(w.message) for w in on_spark] == [str(w.message) for w in in_memory]
+            for variable in expected.data_vars:
+                assert np.array_equal(result[variable].values, expected[variable].values, equal_nan=True), (
+                    name, epsilon, variable)
