@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 import ldpest
 from ldpest import DataError, EstimateParts, Estimator
@@ -135,6 +134,8 @@ class MeanEstimator(Estimator):
             lower, upper = (np.asarray(end, dtype=np.float64) for end in ends)
             return lower, upper, "exact (Clopper-Pearson on the count of +C reports)"
         centre, stderr = result["unprojected"].values, result["stderr"].values
+        from scipy import stats as scipy_stats  # lazily: 0.5 s, and every registry loads this module
+
         critical = scipy_stats.t.ppf(0.5 + level / 2, df=max(n - 1, 1))
         return centre - critical * stderr, centre + critical * stderr, "Student t"
 

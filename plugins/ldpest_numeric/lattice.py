@@ -33,7 +33,7 @@ mechanism, whose worst-case variance is ``1 / (e^(eps/2) - 1) + (e^(eps/2) + 3) 
 the data) the piecewise lattice, else Duchi; codes ``0 .. N - 1`` are the piecewise cells and
 ``N``, ``N + 1`` Duchi's ``-C``, ``+C``.  A mixture of epsilon-private channels with weights that
 do not depend on the data is epsilon-private.  ``alpha = 1 - e^(-eps/2)`` where that lowers the
-worst-case variance below Duchi's (epsilon above ``EPSILON_STAR`` = 0.6094), else 0: then the
+worst-case variance below Duchi's (epsilon above ``epsilon_star()`` = 0.6094), else 0: then the
 variance no longer depends on ``t``.
 """
 
@@ -42,10 +42,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ldpest.privacy.exact import WORD, keep_threshold, random_words, require_gap, window_threshold
 
@@ -67,8 +66,8 @@ def continuous_piecewise_variance(epsilon: float) -> float:
 
 
 def hybrid_alpha(epsilon: float) -> float:
-    """Wang et al.'s mixing: ``1 - e^(-eps/2)`` above :data:`EPSILON_STAR`, else 0."""
-    return -math.expm1(-epsilon / 2) if epsilon > EPSILON_STAR else 0.0
+    """Wang et al.'s mixing: ``1 - e^(-eps/2)`` above :func:`epsilon_star`, else 0."""
+    return -math.expm1(-epsilon / 2) if epsilon > epsilon_star() else 0.0
 
 
 def continuous_hybrid_variance(epsilon: float) -> float:
@@ -84,8 +83,13 @@ def square_wave_width(epsilon: float) -> float:
     return 2 * (epsilon * e - e + 1) / (2 * e * (math.expm1(epsilon) - epsilon))
 
 
-# Where the mixed variance at alpha = 1 - e^(-eps/2) equals Duchi's: piecewise_constant = C^2.
-EPSILON_STAR = brentq(lambda e: piecewise_constant(e) - continuous_duchi_variance(e), 0.1, 2.0, xtol=1e-15)
+@cache
+def epsilon_star() -> float:
+    """Where the mixed variance at ``alpha = 1 - e^(-eps/2)`` equals Duchi's: ``piecewise_constant =
+    C^2`` (0.6094).  A function, so that loading the plugin does not import scipy.optimize."""
+    from scipy.optimize import brentq
+
+    return brentq(lambda e: piecewise_constant(e) - continuous_duchi_variance(e), 0.1, 2.0, xtol=1e-15)
 
 
 @dataclass(frozen=True)

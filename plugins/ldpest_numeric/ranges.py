@@ -24,7 +24,6 @@ import json
 import warnings
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from ldpest import EstimateParts, EstimateWarning, Estimator, ParameterError
 from ldpest.util.validation import check_choice
@@ -213,7 +212,9 @@ class QuantileEstimator(_TreeEstimator):
         levels = np.array(self._params["levels"])
         estimate = np.array([_inverse(edges, monotone, q) for q in levels])
         lower, upper = test_inversion(edges, cdf, edge_variance, fit.leaf_masses(), leaf_variance, levels, 0.95)
-        stderr = (upper - lower) / (2 * scipy_stats.norm.ppf(0.975))
+        from scipy.special import ndtri  # lazily: every registry loads this module
+
+        stderr = (upper - lower) / (2 * ndtri(0.975))
         return EstimateParts(
             variable="quantile", estimate=estimate, stderr=stderr, dims=("level",),
             coords={"level": levels, "edge": _axis("edge", edges, mechanism)},
@@ -253,7 +254,9 @@ def test_inversion(edges, cdf, edge_variance, leaf_mass, leaf_variance, levels, 
 
     Within leaf ``k`` at share ``s``, ``F_hat = F_k + s m_k`` and ``Var = V_k + 2 s C_k + s^2 M_k``
     with ``C_k = (V_{k+1} - V_k - M_k) / 2`` (``F_{k+1} = F_k + m_k``): exact along the leaf."""
-    z = scipy_stats.norm.ppf(0.5 + confidence / 2)
+    from scipy.special import ndtri
+
+    z = ndtri(0.5 + confidence / 2)
     share = np.linspace(0.0, 1.0, _WITHIN + 1)
     covariance = (edge_variance[1:] - edge_variance[:-1] - leaf_variance) / 2
     value = cdf[:-1, None] + share[None, :] * leaf_mass[:, None]
