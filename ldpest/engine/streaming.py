@@ -4,6 +4,7 @@ mapped on dask, each task reading its own part (:mod:`ldpest.io.sources`)."""
 from __future__ import annotations
 
 from ..contract.reports import Reports
+from ..io.kept_open import close_kept_files
 from ..io.sources import ReportFile, read_part
 from ..util.errors import DataError
 
@@ -17,6 +18,14 @@ def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None
     estimator.check_accepts(mechanism)
     if not source.parts:
         raise DataError(f"{source.path}: the file holds no reports")
+    try:
+        return _estimate_parts(source, estimator, scheduler, progress)
+    finally:
+        close_kept_files()  # read here (streamed, or by dask's threads): closed when the estimate is done
+
+
+def _estimate_parts(source: ReportFile, estimator, scheduler, progress):
+    mechanism = source.mechanism
     if scheduler is not None:
         from .mapreduce import aggregate_parts_dask, dask_scheduler
 
