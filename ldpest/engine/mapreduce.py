@@ -111,7 +111,10 @@ def aggregate_parts_dask(estimator, source, fan_in: int = 8) -> SufficientStats:
     reads and reduces each part, on the active dask scheduler."""
     from dask import delayed
 
-    return _tree_sum([delayed(_aggregate_part)(source, index, estimator.spec_json) for index in range(len(source))],
+    # one graph key for the source: as an argument of each task, dask would walk the dataclass and
+    # its tuple of parts once per part (0.08-0.29 s of 96 parts at 10^8 reports, session 25)
+    whole = delayed(source, traverse=False)
+    return _tree_sum([delayed(_aggregate_part)(whole, index, estimator.spec_json) for index in range(len(source))],
                      fan_in)
 
 
