@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .exact import select
+
 TOTAL_BITS = 63  #: weights of a table sum to 2^63 (the 64th bit of a word is spare)
 
 
@@ -115,7 +117,7 @@ class AliasTable:
         index = (words >> np.uint64(self.low_bits)).view(np.int64)
         entry = entry_table[index]
         own = (words & np.uint64(mask)).view(np.int64) < (entry & mask)
-        return np.where(own, own_table[index], entry >> self.low_bits)
+        return select(own, own_table[index], entry >> self.low_bits)
 
     def symbols(self, words: np.ndarray) -> np.ndarray:
         """The symbol (int64) drawn by each 64-bit word."""
@@ -123,4 +125,4 @@ class AliasTable:
         bucket = (words >> np.uint64(64 - self.bits)).view(np.int64)
         entry = self.packed[bucket]
         own = (words & mask) < (entry & mask)
-        return np.where(own, bucket, (entry >> np.uint64(self.low_bits)).view(np.int64))
+        return select(own, bucket, (entry >> np.uint64(self.low_bits)).view(np.int64))

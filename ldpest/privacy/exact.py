@@ -15,7 +15,8 @@ exactness (the example plugin ``ldpest-oue`` uses them):
 * :func:`ratio_within` - a rigorous test of ``num / den <= e^x``;
 * :func:`largest_threshold` / :func:`smallest_threshold` - the extreme integer
   threshold whose implemented ratio still satisfies such a test;
-* :func:`log_ratio` - ``log(num / den)`` of an exact ratio, for reports.
+* :func:`log_ratio` - ``log(num / den)`` of an exact ratio, for reports;
+* :func:`select` - ``np.where`` on integers without a branch per element (random masks).
 """
 
 from __future__ import annotations
@@ -234,7 +235,21 @@ def keep_or_other(truth: np.ndarray, words: np.ndarray, keep: int, share: int) -
     words //= np.uint64(share)
     other = words.astype(truth.dtype)
     other += other >= truth
-    return np.where(kept, truth, other)
+    return select(kept, truth, other)
+
+
+def select(mask: np.ndarray, if_true, otherwise) -> np.ndarray:
+    """``np.where(mask, if_true, otherwise)`` for integers, without a branch per element:
+    ``otherwise + mask (if_true - otherwise)`` in the integers' common dtype, whose wrapping
+    arithmetic is exact modulo 2^bits.  On a random mask numpy's ``where`` mispredicts about every
+    other element: 4.2 ns an element in int8 against 0.10-0.13 ns for this (2^16 elements, session 25)."""
+    dtype = np.result_type(if_true, otherwise)
+    if dtype.kind not in "iu":
+        raise TypeError(f"select blends integers, not {dtype}")
+    out = np.subtract(if_true, otherwise, dtype=dtype)
+    out *= mask
+    out += otherwise
+    return out
 
 
 def too_small(epsilon: float, what: str):

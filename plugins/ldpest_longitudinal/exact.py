@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import ParameterError
-from ldpest.privacy.exact import WORD, log_ratio, ratio_within, smallest_threshold, too_small
+from ldpest.privacy.exact import WORD, log_ratio, ratio_within, select, smallest_threshold, too_small
 
 
 def declared_epsilon(num: int | Fraction, den: int | Fraction, power: int = 1) -> float:
@@ -52,7 +52,7 @@ def grr_sample(codes: np.ndarray, words: np.ndarray, d: int, cell: int) -> np.nd
     other = (words - keep) // np.uint64(cell)  # wraps for kept records: masked below
     other = other.astype(np.int64)
     other += other >= codes
-    return np.where(words < keep, codes, other)
+    return select(words < keep, codes, other)
 
 
 def check_probability(name: str, value) -> float:

@@ -39,6 +39,7 @@ from ldpest.privacy.exact import (
     random_words,
     ratio_within,
     require_gap,
+    select,
     too_small,
     uniform_below,
 )
@@ -240,11 +241,11 @@ class HadamardResponse(_CategoricalMechanism):
         other = uniform_below(rng, K - s, n)  # uniform over the K - s symbols outside C_x
         own_block = inside | (other >= K - b)  # outside C_x, the last s values are x's own block
         # in x's block: column ``free`` of C_x (parity 0) or ``other - (K - b)`` outside it (parity 1)
-        np.copyto(free, other - (K - b), where=~inside)
+        free = select(inside, free, other - (K - b))
         column = block * b + self._insert(row, free, ~inside)
         other_block = other // b
         other_block += other_block >= block
-        return np.where(own_block, column, other_block * b + other % b)
+        return select(own_block, column, other_block * b + other % b)
 
     def encode_reports(self, values):
         values = np.asarray(values)

@@ -216,7 +216,7 @@ class PiecewiseLattice:
         code[hit] = j[hit] + rng.integers(0, self.inside, size=hit.size)
         miss = np.flatnonzero(~inside)
         other = rng.integers(0, self.steps, size=miss.size)
-        code[miss] = np.where(other < j[miss], other, other + self.inside)
+        code[miss] = other + (other >= j[miss]) * self.inside  # no branch per record
         return code
 
     def variance(self, t) -> np.ndarray:

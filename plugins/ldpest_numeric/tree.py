@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 
 from ldpest import Channel, DataError, ParameterError
-from ldpest.privacy.exact import WORD, keep_threshold, ratio_within, require_gap, words_below
+from ldpest.privacy.exact import WORD, keep_threshold, ratio_within, require_gap, select, words_below
 from ldpest.stats.transforms import fwht
 from ldpest.util.validation import check_positive_int
 
@@ -171,7 +171,7 @@ class LevelOracle:
             keep = words_below(rng, m, self.threshold)
             other = rng.integers(0, self.k - 1, size=m)
             other += other >= nodes  # uniform over the k - 1 other nodes
-            reported = np.where(keep, nodes, other)
+            reported = select(keep, nodes, other)
             bits = np.zeros((m, self.k), dtype=bool)
             bits[rows, reported] = True
             return bits

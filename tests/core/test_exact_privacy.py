@@ -410,3 +410,25 @@ def test_uniform_below_is_uniform(span):
     expected = (span // cells + (np.arange(cells) < span % cells)) / span  # residues' exact shares
     observed = np.bincount(values % cells, minlength=cells)
     assert stats.chisquare(observed, expected * values.size).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64])
+def test_select_is_where_for_every_integer_dtype_and_refuses_others(dtype):
+    """The branch-free blend behind randomized response, the alias tables, Hadamard response and the
+    lattice samplers gives what ``np.where`` gives, the dtype's extremes included (its arithmetic wraps)."""
+    from ldpest.privacy.exact import select
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    extremes = np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1], dtype=dtype)
+    first = np.concatenate([extremes, rng.integers(info.min, info.max, 994, dtype=dtype, endpoint=True)])
+    second = np.concatenate([extremes[::-1], rng.integers(info.min, info.max, 994, dtype=dtype, endpoint=True)])
+    mask = rng.random(1000) < 0.5
+    for a, b in ((first, second), (second, first), (first, first)):
+        chosen = select(mask, a, b)
+        assert chosen.dtype == dtype
+        np.testing.assert_array_equal(chosen, np.where(mask, a, b))
+    np.testing.assert_array_equal(select(mask, first, dtype(3)), np.where(mask, first, dtype(3)))
+    for other in (first.astype(np.float64), mask):
+        with pytest.raises(TypeError, match="select blends integers"):
+            select(mask, other, other)
