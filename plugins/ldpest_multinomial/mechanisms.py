@@ -50,7 +50,7 @@ from ldpest.util.validation import (
     check_report_matrix,
 )
 
-_ROW_BLOCK_ELEMENTS = 1 << 20  # cache-sized blocks bound the temporaries of the (n, d) mechanisms
+_ROW_BLOCK_ELEMENTS = 1 << 18  # temporaries stay in cache: unary privatise 0.8 ns a bit, 1.7 at 2^20
 _INDEX_BLOCK = 1 << 14  # rows per privatise block of randomized response: temporaries under 1 MiB
 
 
@@ -293,12 +293,16 @@ class UnaryRandomizedResponse(AffineBinomialOracle, _CategoricalMechanism):
         return self._p
 
     def _privatize(self, codes, rng):
+        """Every bit flipped where its word is at or above the keep threshold, then the true bit
+        negated; written straight into the uint8 reports, and the true bits found by flat position
+        (numpy's two-array indexing took 6.3 ns a report against 2.0, session 25)."""
         n, d = codes.shape[0], self.d
         out = np.empty((n, d), dtype=np.uint8)
         for rows in _row_blocks(n, d):
-            block = ~words_below(rng, (rows.stop - rows.start, d), self._keep)  # flipped: word >= threshold
-            block[np.arange(block.shape[0]), codes[rows]] ^= True
-            out[rows] = block
+            bits = out[rows].view(bool)
+            np.logical_not(words_below(rng, (rows.stop - rows.start, d), self._keep), out=bits)
+            flat, true_bit = bits.reshape(-1), np.arange(0, bits.size, d) + codes[rows]
+            flat[true_bit] = ~flat[true_bit]
         return out
 
     def encode_reports(self, values):
