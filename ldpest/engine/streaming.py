@@ -14,8 +14,7 @@ def estimate_file(source: ReportFile, estimator, *, scheduler: str | None = None
     ``scheduler`` (a dask address, or threads, processes, synchronous), mapped on dask.
     ``progress(bytes)`` is called after each streamed part (of every pass, for estimators that make
     several)."""
-    mechanism = source.mechanism
-    estimator.check_accepts(mechanism)
+    estimator.check_accepts(source.mechanism)
     if not source.parts:
         raise DataError(f"{source.path}: the file holds no reports")
     try:

@@ -79,7 +79,8 @@ def _divergence_given(epsilon, p, alpha, r0, r1, n, c):
     """``max(P_0(E) - e^eps P_1(E))`` over events ``E`` given ``C = c`` (vectorised over ``c``):
     the threshold on ``A`` where ``P_0 / P_1`` crosses ``e^eps``, with the user who differs adding
     one to the clones of ``x_0``, to those of ``x_1``, or to neither (module docstring)."""
-    from scipy import stats  # 0.5 s to import: not on every worker that reads reports
+    from scipy import stats  # here, not at the top: 0.5 s that every process loading the registry paid
+
     e = math.exp(epsilon)
     rate = r0 / (r0 + r1)
     others = (1 - alpha - alpha * p) / (1 - r0 - r1)
@@ -100,7 +101,8 @@ def _clone_counts(n: int, share: float, delta: float) -> tuple[np.ndarray, np.nd
     """The ``c`` around the mean of ``Binomial(n - 1, share)`` whose law holds all but at most
     ``delta / 10^4`` (widened until the exact left-out mass says so), their probabilities, and
     that mass."""
-    from scipy import stats  # 0.5 s to import: not on every worker that reads reports
+    from scipy import stats
+
     mean, spread = (n - 1) * share, math.sqrt((n - 1) * share * (1 - share))
     law = stats.binom(n - 1, share)
     z = math.sqrt(2 * math.log(1e4 / delta)) + 1
@@ -252,7 +254,8 @@ def counting_lower_bound(inside: tuple[float, float], others: float, n: int, del
     in one set ``S``.  ``inside = (P(R(x_0) in S), P(R(x_1) in S))``, ``others`` the others'
     probability; the count is ``Binomial(n - 1, others)`` plus one Bernoulli, and post-processing
     never raises epsilon, so its epsilon is a lower bound on the shuffled reports' epsilon."""
-    from scipy import stats  # 0.5 s to import: not on every worker that reads reports
+    from scipy import stats
+
     n, delta = _check(n, delta)
     k = np.arange(n + 1, dtype=np.float64)
     law = stats.binom(n - 1, others)
