@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from ldpest.privacy.exact import (
     ratio_within,
     require_gap,
     too_small,
+    uniform_below,
+    words_below,
 )
 from ldpest.stats.binomial import (
     AffineBinomialOracle,
@@ -50,6 +53,37 @@ from .mechanisms import _CategoricalMechanism, _row_blocks, bit_reports, weighte
 _FLOYD_BLOCK = 1 << 16  # rows per block of Floyd's sampler
 _COIN_CELLS = 1 << 25  # cells per block of the coin sampler
 _TRIES = 8  # candidate columns per row and round of the coin sampler's corrections
+_TABLE_ENTRIES = 1 << 22  # largest table of subsets the table sampler builds (16 MB at d <= 32, 32 MB above)
+_TABLE_ROWS = 1 << 15  # rows per block of the table sampler (2^14..2^17 timed: 2^15 best at n = 10^4..10^6)
+
+
+def _sampler(d: int, omega: int) -> str:
+    """``"table"`` where a subset of the other categories fits one word and there are at most 2^22 of the
+    two sizes (``d <= 64``); else ``"floyd"`` or ``"coin"``, whichever is cheaper (all three are exact)."""
+    if d <= 64 and math.comb(d - 1, omega) + math.comb(d - 1, omega - 1) <= _TABLE_ENTRIES:
+        return "table"
+    return "floyd" if _floyd_is_cheaper(d, omega) else "coin"
+
+
+def _subset_masks(m: int, k: int) -> list[np.ndarray]:
+    """For j = 0..k, every j-subset of ``0..m-1`` once, as bit masks (uint64): the j-subsets of the first
+    i elements, then element i added to the (j-1)-subsets, for i = 0..m-1."""
+    by_size = [np.zeros(1, dtype=np.uint64)] + [np.zeros(0, dtype=np.uint64)] * k
+    for element in range(m):
+        bit = np.uint64(1 << element)
+        for j in range(k, 0, -1):
+            by_size[j] = np.concatenate([by_size[j], by_size[j - 1] | bit])
+    return by_size
+
+
+@lru_cache(maxsize=4)
+def _subset_table(d: int, omega: int) -> np.ndarray:
+    """The ``omega - 1``-subsets of the ``d - 1`` other categories, then their ``omega``-subsets, as masks in
+    the smallest unsigned dtype that holds ``d`` bits (read-only)."""
+    by_size = _subset_masks(d - 1, omega)
+    table = np.concatenate(by_size[omega - 1:]).astype(np.uint32 if d <= 32 else np.uint64)
+    table.flags.writeable = False
+    return table
 
 
 def _floyd_rows(d: int) -> int:
@@ -159,11 +193,35 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     def _privatize(self, codes, rng):
         n, d = codes.shape[0], self.d
         out = np.empty((n, self._omega) if self._indices else (n, d), dtype=self._report_dtype())
-        floyd = _floyd_is_cheaper(d, self._omega)
-        for rows in _row_blocks(n, d, _floyd_rows(d) if floyd else max(1, _COIN_CELLS // d)):
-            bits = (self._floyd_subsets if floyd else self._coin_subsets)(codes[rows], rng)
+        sampler = _sampler(d, self._omega)
+        rows_per_block = {"table": _TABLE_ROWS, "floyd": _floyd_rows(d), "coin": max(1, _COIN_CELLS // d)}[sampler]
+        subsets = {"table": self._table_subsets, "floyd": self._floyd_subsets, "coin": self._coin_subsets}[sampler]
+        for rows in _row_blocks(n, d, rows_per_block):
+            bits = subsets(codes[rows], rng)
             out[rows] = np.nonzero(bits)[1].reshape(-1, self._omega) if self._indices else bits
         return out
+
+    def _table_subsets(self, codes, rng) -> np.ndarray:
+        """A uniform rank into the table of the ``omega - 1``-subsets of the other categories if the set holds
+        ``x`` (probability ``P_in``), of their ``omega``-subsets if not; every set of the right kind then has
+        probability ``1 / C(d-1, k)`` exactly.  Other ``e`` stands for category ``e + (e >= x)``: the mask's
+        bits at and above ``x`` move up one, and bit ``x`` is the coin.  0.75 words a report."""
+        n, d = codes.shape[0], self.d
+        table = _subset_table(d, self._omega)
+        with_x = math.comb(d - 1, self._omega - 1)
+        holds_x = words_below(rng, n, self._in)
+        rank = np.empty(n, dtype=np.int64)
+        rows = np.flatnonzero(holds_x)
+        rank[rows] = uniform_below(rng, with_x, rows.size)
+        rows = np.flatnonzero(~holds_x)
+        rank[rows] = uniform_below(rng, table.size - with_x, rows.size) + with_x
+        others = table.take(rank)
+        one = table.dtype.type(1)
+        x = codes.astype(table.dtype)
+        below_x = (one << x) - one
+        masks = (others & below_x) | ((others & ~below_x) << one) | (holds_x.astype(table.dtype) << x)
+        octets = masks.astype(masks.dtype.newbyteorder("<"), copy=False).view(np.uint8).reshape(n, -1)
+        return np.unpackbits(octets, axis=1, count=d, bitorder="little")
 
     def _report_dtype(self):
         return smallest_index_dtype(self.d) if self._indices else np.uint8

@@ -82,8 +82,10 @@ def test_samplers_decide_exactly_at_their_thresholds(epsilon):
     assert kept[2] == hashing.hash(kept[0], kept[1], 2) and moved[2] != hashing.hash(moved[0], moved[1], 2)
 
     subset = make("subset-selection", 6, epsilon, subset_size=2)
-    assert subset.privatize([4], rng=ScriptedWords([subset._in - 1])).values[0, 4] == 1
-    assert subset.privatize([4], rng=ScriptedWords([subset._in])).values[0, 4] == 0
+    # the table sampler's coin is words_below: a 16-bit head tied with the threshold's, then a 48-bit tail
+    head, tail = subset._in >> 48, subset._in & ((1 << 48) - 1)
+    assert subset.privatize([4], rng=ScriptedWords([head, (tail - 1) << 16])).values[0, 4] == 1
+    assert subset.privatize([4], rng=ScriptedWords([head, tail << 16])).values[0, 4] == 0
 
     hadamard = make("hadamard-response", 7, epsilon, blocks=2)
     member = hadamard.channel().matrix[4] == hadamard.symbol_probabilities[0]
@@ -349,25 +351,47 @@ def test_hash_buckets_are_exact_at_every_boundary(g, prime):
     np.testing.assert_array_equal(mech._bucket(residues), exact)
 
 
-@pytest.mark.parametrize("floyd", [True, False])
+@pytest.mark.parametrize("sampler", ["table", "floyd", "coin"])
 @pytest.mark.parametrize("d,omega", [(5, 1), (6, 2), (6, 3), (7, 5)])
-def test_both_subset_samplers_draw_the_channel(floyd, d, omega, monkeypatch):
-    """Floyd's algorithm and the sorted keys each sample the enumerated channel (chi-square over
-    every subset, two inputs, p > 1e-6 at a fixed seed)."""
+def test_every_subset_sampler_draws_the_channel_from_every_input(sampler, d, omega, monkeypatch):
+    """The table of subsets, Floyd's algorithm and the coin sampler each sample the enumerated channel
+    (chi-square over every subset, from every input, p > 1e-6 at a fixed seed)."""
     from scipy import stats as scipy_stats
 
     import ldpest_multinomial.subset as subset
 
-    monkeypatch.setattr(subset, "_floyd_is_cheaper", lambda d, omega: floyd)
+    monkeypatch.setattr(subset, "_sampler", lambda d, omega: sampler)
     mech = make("subset-selection", d, 0.8, subset_size=omega)
     channel = mech.channel()
     index = {tuple(row): i for i, row in enumerate(channel.outputs.tolist())}
     rng = np.random.default_rng(17)
-    for x in (0, d - 1):
+    for x in range(d):
         values = mech.privatize(np.full(60_000, x), rng=rng).values
         counts = np.bincount([index[tuple(row)] for row in values.tolist()], minlength=len(index))
         expected = channel.probabilities()[x] * counts.sum()
         assert scipy_stats.chisquare(counts, expected).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("d,epsilon,expected", [(20, 1.0, "table"), (64, 4.0, "table"), (65, 4.0, "floyd"),
+                                                (24, 0.05, "table"), (28, 0.05, "floyd"), (1000, 0.1, "coin")])
+def test_the_subset_sampler_is_chosen_by_the_size_of_its_table(d, epsilon, expected):
+    import ldpest_multinomial.subset as subset
+
+    mech = make("subset-selection", d, epsilon)
+    assert subset._sampler(d, mech.subset_size) == expected
+
+
+def test_the_subset_table_holds_every_subset_once():
+    import ldpest_multinomial.subset as subset
+
+    for d, omega in [(2, 1), (5, 2), (20, 5), (33, 2), (64, 1)]:
+        table = subset._subset_table(d, omega)
+        with_x = math.comb(d - 1, omega - 1)
+        assert table.size == with_x + math.comb(d - 1, omega) and table.dtype == (np.uint32 if d <= 32 else np.uint64)
+        assert len(set(table[:with_x].tolist())) == with_x and len(set(table[with_x:].tolist())) == table.size - with_x
+        sizes = [bin(mask).count("1") for mask in table.tolist()]
+        assert sizes == [omega - 1] * with_x + [omega] * (table.size - with_x)
+        assert max(table.tolist()) < 1 << (d - 1)
 
 
 ORACLES = ["randomized-response", "unary-randomized-response", "subset-selection", "hadamard-response",

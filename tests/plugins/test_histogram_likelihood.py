@@ -66,9 +66,9 @@ def test_it_passes_the_estimator_kit(oracle):
 
 
 def test_every_way_of_reading_reports_gives_the_same_result(tmp_path):
-    reports = box("subset-selection").privatize(points(5000), rng=np.random.default_rng(4))
+    reports = box("subset-selection").privatize(points(5000), rng=np.random.default_rng(5))
     expected = ldpest.estimate(reports, "histogram-likelihood")
-    assert expected.attrs["mle_passes"] >= 3
+    assert expected.attrs["mle_passes"] >= 3  # a seed whose fit reads the reports several times (seed 4: 2 passes)
     path = tmp_path / "reports.nc"
     reports.to_netcdf(path)
     estimator = ldpest.estimator("histogram-likelihood")
