@@ -59,8 +59,9 @@ def random_words(rng, size) -> np.ndarray:
     return rng.integers(0, 0xFFFFFFFFFFFFFFFF, size=count, dtype=np.uint64, endpoint=True).reshape(shape)
 
 
-def uniform_below(rng, span: int, size: int) -> np.ndarray:
-    """``size`` independent integers exactly uniform on ``0..span-1`` (int64; ``1 <= span <= 2^32``).
+def uniform_below(rng, span: int, size: int, dtype=np.int64) -> np.ndarray:
+    """``size`` independent integers exactly uniform on ``0..span-1`` (``dtype``, a signed integer type
+    that holds ``span - 1``: int64 by default; ``1 <= span <= 2^32``).
 
     Where ``span`` is at least 63/64 of ``2^b``, ``b = bit_length(span - 1)``: the top ``b`` bits of 32-bit
     halves of :func:`random_words`, each value at or above ``span`` drawn again.  Half a word a value: at
@@ -69,16 +70,18 @@ def uniform_below(rng, span: int, size: int) -> np.ndarray:
     .venv/bin/python bench/bench_words.py)."""
     if not 1 <= span <= 1 << 32:
         raise ValueError(f"uniform_below: span must be in 1..2^32, got {span}")
+    if span - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"uniform_below: {np.dtype(dtype)} does not hold {span - 1}")
     bits = max(1, (span - 1).bit_length())
     if span * 64 < 63 << bits:
-        return rng.integers(0, span, size=size)
-    return _top_bits_redrawn(rng, span, size)
+        return rng.integers(0, span, size=size, dtype=dtype)
+    return _top_bits_redrawn(rng, span, size, dtype)
 
 
-def _top_bits_redrawn(rng, span: int, size: int) -> np.ndarray:
+def _top_bits_redrawn(rng, span: int, size: int, dtype=np.int64) -> np.ndarray:
     """:func:`uniform_below`'s own path, at any span up to 2^32."""
     shift = np.uint32(32 - max(1, (span - 1).bit_length()))
-    values = (random_words(rng, -(-size // 2)).view(np.uint32)[:size] >> shift).astype(np.int64)
+    values = (random_words(rng, -(-size // 2)).view(np.uint32)[:size] >> shift).astype(dtype)
     again = np.flatnonzero(values >= span)
     while again.size:
         values[again] = random_words(rng, -(-again.size // 2)).view(np.uint32)[:again.size] >> shift

@@ -394,6 +394,20 @@ def test_uniform_below_redraws_exactly_the_values_at_or_above_its_span():
         uniform_below(np.random.default_rng(0), 2 ** 32 + 1, 3)
 
 
+@pytest.mark.parametrize("span", [1, 3, 16, 125, 2 ** 31 - 2, 2 ** 31])
+def test_uniform_below_gives_the_same_values_in_a_narrower_dtype(span):
+    """Both paths: the values of a seed do not depend on the dtype asked for; one too narrow is refused."""
+    from ldpest.privacy.exact import uniform_below
+
+    wide = uniform_below(np.random.default_rng(4), span, 1000)
+    if span - 1 <= np.iinfo(np.int32).max:
+        narrow = uniform_below(np.random.default_rng(4), span, 1000, np.int32)
+        assert narrow.dtype == np.int32 and narrow.tolist() == wide.tolist()
+    else:
+        with pytest.raises(ValueError, match="int32 does not hold 2147483647"):
+            uniform_below(np.random.default_rng(4), span, 1000, np.int32)
+
+
 @pytest.mark.parametrize("span", [1, 2, 16, 125, 127, 3, 2 ** 31 - 1])
 def test_uniform_below_is_uniform(span):
     """Seeded chi-square over the values' residues mod 8 (all values where span <= 128), alarm at p < 1e-6;
