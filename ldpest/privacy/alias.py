@@ -86,11 +86,10 @@ class AliasTable:
     def signed(self) -> tuple[np.ndarray, np.ndarray]:
         """Tables that fold the sign bit into the lookup (one-level Laplace fast path).
 
-        Index ``i = word >> low_bits`` is ``bucket * 2 + sign``.  ``entry[i]`` (int64) holds the
-        bucket's cut in the low bits and its alias with the sign applied, two's complement, in
-        the top ``bits + 1`` bits; ``own[i]`` is the bucket's own symbol with the sign applied.
-        Symbol 0 with the sign set (rejected by the caller) is given the value ``-2^bits``,
-        which no symbol takes.  The same draw as :meth:`symbols` plus the sign bit.
+        Index ``i = word >> low_bits`` is ``bucket * 2 + sign``.  ``cut[i]`` (int64) is the bucket's
+        cut; ``pair[2 i + own]`` is the bucket's alias (``own = 0``) or its own symbol (``own = 1``),
+        the sign applied.  Symbol 0 with the sign set (rejected by the caller) is given the value
+        ``-2^bits``, which no symbol takes.  The same draw as :meth:`symbols` plus the sign bit.
         """
         value = self.__dict__.get("_signed")
         if value is None:
@@ -99,25 +98,24 @@ class AliasTable:
             cut = (self.packed & mask).view(np.int64)
             alias = (self.packed >> np.uint64(self.low_bits)).view(np.int64)
             buckets = np.arange(size, dtype=np.int64)
-            own = np.empty(2 * size, dtype=np.int64)
-            entry = np.empty(2 * size, dtype=np.int64)
-            own[0::2], own[1::2] = buckets, np.where(buckets == 0, -size, -buckets)
-            negative_alias = np.where(alias == 0, -size, -alias)
-            entry[0::2] = (alias << self.low_bits) | cut
-            entry[1::2] = (negative_alias << self.low_bits) | cut  # arithmetic shift recovers the sign
-            value = (entry, own)
+            signed_cut = np.repeat(cut, 2)
+            pair = np.empty((size, 2, 2), dtype=np.int64)  # (bucket, sign, own)
+            pair[:, 0, 0], pair[:, 1, 0] = alias, np.where(alias == 0, -size, -alias)
+            pair[:, 0, 1], pair[:, 1, 1] = buckets, np.where(buckets == 0, -size, -buckets)
+            value = (signed_cut, pair.reshape(-1))
             object.__setattr__(self, "_signed", value)
         return value
 
     def signed_symbols(self, words: np.ndarray) -> np.ndarray:
         """``+-symbol`` (int64) drawn by each word, the sign from bit ``low_bits``; ``-2^bits``
-        marks symbol 0 with the sign set."""
-        entry_table, own_table = self.signed
-        mask = (1 << self.low_bits) - 1
+        marks symbol 0 with the sign set.  One gather of the cut and one of the symbol (a gather
+        of the own symbol and a blend of the two: 12 against 7 ns a word, 2^16 words, timeit)."""
+        cut, pair = self.signed
         index = (words >> np.uint64(self.low_bits)).view(np.int64)
-        entry = entry_table[index]
-        own = (words & np.uint64(mask)).view(np.int64) < (entry & mask)
-        return select(own, own_table[index], entry >> self.low_bits)
+        own = (words & np.uint64((1 << self.low_bits) - 1)).view(np.int64) < cut.take(index)
+        index <<= 1
+        index += own
+        return pair.take(index)
 
     def symbols(self, words: np.ndarray) -> np.ndarray:
         """The symbol (int64) drawn by each 64-bit word."""
