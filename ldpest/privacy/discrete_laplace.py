@@ -289,8 +289,9 @@ class DiscreteLaplaceLaw:
         table = self.top.table
         carry = self.top.size - 1
         noise = table.signed_symbols(random_words(rng, count))
-        rejected = np.flatnonzero(noise == -(1 << table.bits))
-        pending = np.flatnonzero(np.abs(noise) == carry)
+        rare = np.flatnonzero(np.abs(noise) >= carry)  # a carry, or the marker -2^bits (one scan of the block)
+        rejected = rare[noise[rare] == -(1 << table.bits)]
+        pending = rare[np.abs(noise[rare]) == carry]
         while pending.size:  # carries keep their sign: S (M + N - 1 + ...)
             again = table.symbols(random_words(rng, pending.size))
             noise[pending] += np.sign(noise[pending]) * again
