@@ -166,7 +166,9 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
     limb_bits, rows = _limb_bits(d), _block_rows(d)
     count, square_count = bits // limb_bits + 1, square_bits // limb_bits + 1
-    block_buffer = np.empty((min(rows, n), d), dtype=np.float32)
+    # the block in the members' own layout (column-major from local hashing): the copy stays contiguous
+    order = "F" if members.flags.f_contiguous and not members.flags.c_contiguous else "C"
+    block_buffer = np.empty((min(rows, n), d), dtype=np.float32, order=order)
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
     sums = np.zeros((count + square_count, d), dtype=np.float64)  # integers: block sums below 2^24 add exactly

@@ -133,8 +133,11 @@ def test_statistics_are_exact_in_any_order_and_match_float_sums(ratio, d):
     theta = lattice_frequencies(rng.dirichlet(np.ones(d)) * (np.arange(d) > 0))  # one category at 0
     whole = support_statistics(members, ratio, theta)
     parts = [support_statistics(members[start:start + 211], ratio, theta) for start in range(0, 3000, 211)]
+    column_major = support_statistics(np.asfortranarray(members), ratio, theta)  # local hashing's layout
     for key in ("weight_sum", "weight_square_sum", "support", "support_square"):
         np.testing.assert_array_equal(sum(part[key] for part in parts[::-1]), whole[key])
+        np.testing.assert_array_equal(column_major[key], whole[key])
+    assert column_major["loglik"].to_float() == whole["loglik"].to_float()
     assert sum((part["loglik"] for part in parts[1:]), parts[0]["loglik"]).to_float() == whole["loglik"].to_float()
     total = 1 + (ratio - 1) * (members @ theta)
     for key, value in (("support", (members / total[:, None]).sum(axis=0)),

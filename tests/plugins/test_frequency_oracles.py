@@ -114,10 +114,12 @@ def test_local_hashing_collision_probability_is_exact_by_enumeration():
 
 
 def test_local_hashing_support_counts_match_the_direct_hash():
+    """Over three decoding blocks (2^15 rows each): the counts and the per-report support."""
     mech = make("local-hashing", 37, 2.0)
-    reports = mech.privatize(np.random.default_rng(1).integers(0, 37, 5000), rng=np.random.default_rng(2)).values
+    reports = mech.privatize(np.random.default_rng(1).integers(0, 37, 70_000), rng=np.random.default_rng(2)).values
     direct = mech.hash(reports[:, 0, None], reports[:, 1, None], np.arange(37)[None, :]) == reports[:, 2, None]
     np.testing.assert_array_equal(mech.support_counts(reports), direct.sum(axis=0))
+    np.testing.assert_array_equal(mech.report_support(reports), direct)
 
 
 def test_hadamard_transform_matches_the_matrix():
