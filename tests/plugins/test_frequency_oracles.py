@@ -383,6 +383,24 @@ def test_the_subset_sampler_is_chosen_by_the_size_of_its_table(d, epsilon, expec
     assert subset._sampler(d, mech.subset_size) == expected
 
 
+@pytest.mark.parametrize("d,omega,x", [(40, 2, 0), (40, 2, 39), (64, 3, 17), (64, 3, 63)])
+def test_the_table_sampler_in_64_bit_masks_has_the_declared_inclusions(d, omega, x):
+    """Above d = 32 the masks are uint64 (too many subsets to enumerate the channel): every report has omega
+    members, x is in it with probability p and every other category with q (5 standard errors, 10^5 reports)."""
+    import ldpest_multinomial.subset as subset
+
+    mech = make("subset-selection", d, 1.0, subset_size=omega)
+    assert subset._sampler(d, omega) == "table" and subset._subset_table(d, omega).dtype == np.uint64
+    n = 100_000
+    bits = mech.privatize(np.full(n, x), rng=np.random.default_rng(9)).values
+    assert (bits.sum(axis=1) == omega).all()
+    p, q = (float(value) for value in mech.inclusion_probabilities)
+    rates = bits.mean(axis=0)
+    assert abs(rates[x] - p) < 5 * math.sqrt(p * (1 - p) / n)
+    others = np.delete(rates, x)
+    assert np.all(np.abs(others - q) < 5 * math.sqrt(q * (1 - q) / n))
+
+
 def test_the_subset_table_holds_every_subset_once():
     import ldpest_multinomial.subset as subset
 
