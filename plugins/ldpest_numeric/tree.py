@@ -45,7 +45,7 @@ from .treefit import HaarFit, TreeFit
 ORACLES = ("randomized-response", "optimized-unary")
 MAX_BINS = 1 << 14
 _CHANNEL_OUTPUTS = 1 << 13
-_BLOCK_BITS = 1 << 24  # bits drawn per block of OUE rows
+_BLOCK_BITS = 1 << 18  # bits drawn per block of OUE rows: 275 against 341 ms at 10^6 records with 2^24 (in cache)
 _LANES = np.uint64(0x0101010101010101)  # bit 0 of each byte of a 64-bit word
 _LANE_ROWS = 255  # rows whose 0/1 lanes add up without overflowing a byte
 _GROUPS = 16  # sums of 255 rows handled at once (a block of 4080 rows stays in cache)
