@@ -32,6 +32,7 @@ from ..util.errors import (
     PluginLoadWarning,
     UnknownPluginError,
 )
+from ..util.interrupt import was_interrupted
 from ..util.spec import canonical_json
 from . import hookspecs
 
@@ -85,6 +86,8 @@ class Registry:
             try:
                 plugin = ep.load()
             except Exception as exc:  # a broken plugin must not break the others
+                if was_interrupted(exc):  # Ctrl-C inside a compiled import surfaces as its ImportError
+                    raise KeyboardInterrupt from exc
                 self._fail(ep.name, origin, f"import failed: {type(exc).__name__}: {exc}")
                 continue
             self.register_plugin(plugin, name=ep.name, origin=origin, version=version)

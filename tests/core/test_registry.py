@@ -73,6 +73,21 @@ def test_plugin_that_fails_to_import_is_reported_and_skipped(tmp_path, monkeypat
         ldpest.mechanism("broken-thing", epsilon=1.0)
 
 
+def test_ctrl_c_during_a_plugin_import_is_an_interruption_not_a_broken_plugin(tmp_path, monkeypatch,
+                                                                              fresh_registry):
+    """A Ctrl-C that lands in a compiled module's import reaches Python as that module's ImportError; the
+    registry must not record it as a broken plugin and go on (the command would then finish, exit 0)."""
+    write_distribution(tmp_path, "interrupted-plugin", {"ldpest_interrupted": """
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed")
+        """}, {"interrupted": "ldpest_interrupted"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        ldpest.plugins()
+
+
 def test_plugin_whose_hook_raises_is_skipped_whole(tmp_path, monkeypatch, fresh_registry):
     write_distribution(tmp_path, "half-plugin", {"ldpest_half": """
         import ldpest
