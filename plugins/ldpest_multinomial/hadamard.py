@@ -221,7 +221,7 @@ class HadamardResponse(_CategoricalMechanism):
         column <<= 1
         column |= below
         np.bitwise_and(rows, column, out=below)
-        wrong = np.bitwise_count(below) & 1 != parity
+        wrong = (np.bitwise_count(below) & 1) != parity
         lowest *= wrong
         column |= lowest
         return column

@@ -194,9 +194,9 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     def _privatize(self, codes, rng):
         n, d = codes.shape[0], self.d
         out = np.empty((n, self._omega) if self._indices else (n, d), dtype=self._report_dtype())
-        sampler = _sampler(d, self._omega)
-        rows_per_block = {"table": _TABLE_ROWS, "floyd": _floyd_rows(d), "coin": max(1, _COIN_CELLS // d)}[sampler]
-        subsets = {"table": self._table_subsets, "floyd": self._floyd_subsets, "coin": self._coin_subsets}[sampler]
+        subsets, rows_per_block = {"table": (self._table_subsets, _TABLE_ROWS),
+                                   "floyd": (self._floyd_subsets, _floyd_rows(d)),
+                                   "coin": (self._coin_subsets, max(1, _COIN_CELLS // d))}[_sampler(d, self._omega)]
         for rows in _row_blocks(n, d, rows_per_block):
             bits = subsets(codes[rows], rng)
             out[rows] = np.nonzero(bits)[1].reshape(-1, self._omega) if self._indices else bits
