@@ -12,7 +12,9 @@ row groups of 10^7), read by one Spark session (``local[2]`` by default):
   partition's Arrow batches of (label, count) are validated and turned into statistics in
   ``mapInArrow``, and tree-reduced; numbers' codes likewise) or sums the bit columns with their
   checks (one aggregation), and the labelled result with standard errors is made on the driver;
-* the same with ``count_reports=False``: every report sent through Arrow to Python.
+* the same with ``count_reports=False``: every report sent through Arrow to Python;
+* for counted reports, the same without the session settings that ldpest sets while Spark counts
+  (``ldpest.engine.spark._counting_settings``): with the vectorised aggregation map alone, and with neither.
 
 Interleaved, best of --repeat, after one warm-up of each:
 
@@ -33,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import ldpest
+import ldpest.engine.spark as spark_engine
 from ldpest.engine.spark import estimate_spark, read_parquet, session
 from ldpest.io.writers import ReportWriter
 
@@ -90,6 +93,24 @@ def plain_spark_mean(frame, mechanism) -> tuple[np.ndarray, float]:
     return np.array(mean), stderr
 
 
+SETTINGS = [("ldpest.estimate, vectorised map only (200 partitions)",
+             ("spark.sql.codegen.aggregate.map.vectorized.enable",)),
+            ("ldpest.estimate, Spark's own settings", ())]
+
+
+def without_settings(frame, keep):
+    """``ldpest.estimate(frame)`` with only the ``keep`` settings of ``_counting_settings`` (Spark's own
+    for the others)."""
+    chosen = spark_engine._counting_settings  # noqa: SLF001  the settings are what this row measures
+    def kept(frame):
+        return {key: value for key, value in chosen(frame).items() if key in keep}
+    spark_engine._counting_settings = kept  # noqa: SLF001
+    try:
+        return ldpest.estimate(frame)
+    finally:
+        spark_engine._counting_settings = chosen  # noqa: SLF001
+
+
 def timed(call) -> tuple[float, object]:
     start = time.perf_counter()
     value = call()
@@ -141,6 +162,10 @@ def main() -> None:
             if numbers:  # the statistic ldpest keeps (each code's count) by Spark alone
                 runs[counts_name] = lambda: spark.read.parquet(str(path)).groupBy("report").count().collect()
                 repeats[counts_name] = args.repeat
+            if args.mechanism != "unary-randomized-response":  # what ldpest's session settings for counting give
+                for settings_name, keep in SETTINGS:
+                    runs[settings_name] = lambda keep=keep: without_settings(frame, keep)
+                    repeats[settings_name] = args.repeat
             best = {name: math.inf for name in runs if repeats[name]}
             values = {}
             for name in best:  # warm-up: the JVM, the Python workers
@@ -160,6 +185,9 @@ def main() -> None:
     print(f"ratio ldpest / plain Spark: {ours / plain:.2f}{through_arrow}")
     if counts_name in best:
         print(f"ratio ldpest / plain Spark's counts: {ours / best[counts_name]:.2f}")
+    for settings_name, _ in SETTINGS:
+        if settings_name in best:
+            print(f"ratio {settings_name} / plain Spark: {best[settings_name] / plain:.2f}")
     ours, plain = values[names[1]], values[names[0]]
     if args.mechanism in NUMBERS:
         plain, plain_stderr = plain

@@ -100,25 +100,83 @@ def test_a_parquet_report_file_carries_its_mechanism_to_spark_and_to_the_command
     assert json.loads(cli.stdout)["data_vars"]["unprojected"]["data"] == expected["unprojected"].values.tolist()
 
 
-def test_counted_reports_are_rebuilt_exactly_in_bounded_blocks(monkeypatch):
-    """Counted reports reach Python as (distinct report, count): ``_repeated`` rebuilds the multiset
-    in order, in blocks of at most _EXPANDED_ROWS, whatever the counts (zeros, one report filling
-    several blocks, blocks ending inside a report's run) and for rows of several columns too."""
+COUNTED = [
+    ("randomized-response", {"categories": list(range(12))}, None),
+    ("piecewise", {"low": 0.0, "high": 1.0}, None),
+    ("piecewise", {"low": 0.0, "high": 1.0, "square_share": 0.4}, "variance"),  # two columns: x and x^2
+    ("linf-sampling", {"basis": "walsh", "k": 3}, None),  # reports of two columns
+]
+
+
+@pytest.mark.parametrize("name, params, estimator", COUNTED)
+def test_counted_reports_give_the_statistics_of_the_reports_they_stand_for(name, params, estimator):
+    """Counted reports reach Python as (distinct report, count): ``_counted_statistics`` (doubling along the
+    binary digits of the counts) equals the statistics of the rebuilt multiset, whatever the counts (zeros,
+    ones, one large run, a single row), for one- and two-column reports."""
+    mechanism = ldpest.mechanism(name, epsilon=1.0, **params)
+    chosen = ldpest.estimator(estimator or mechanism.default_estimator or "frequency")
     generator = np.random.default_rng(5)
-    for rows in (7, 1, 64):
-        monkeypatch.setattr(spark_engine, "_EXPANDED_ROWS", rows)
-        for _ in range(20):
-            values = generator.permutation(12)[:generator.integers(1, 12)].astype(np.uint8)
-            counts = generator.integers(0, 30, len(values))
-            counts[generator.integers(len(counts))] = generator.integers(0, 3) * 40  # a long run, or none
-            for shaped in (values, np.column_stack([values, values[::-1]])):
-                blocks = list(spark_engine._repeated(shaped, counts))
-                assert all(0 < len(block) <= rows for block in blocks)
-                assert sum(len(block) for block in blocks) == counts.sum()
-                assert all(block.dtype == values.dtype for block in blocks)
-                rebuilt = np.concatenate(blocks) if blocks else shaped[:0]
-                np.testing.assert_array_equal(rebuilt, np.repeat(shaped, counts, axis=0))
-    assert list(spark_engine._repeated(np.zeros(0, np.uint8), np.zeros(0, np.int64))) == []
+    reports = mechanism.encode_reports(mechanism.privatize(generator.uniform(size=2000) if mechanism.data_kind ==
+                                                           "number" else generator.integers(0, 12, 2000),
+                                                           rng=6).values)
+    distinct = np.unique(reports, axis=0)
+    for _ in range(12):
+        rows = generator.permutation(len(distinct))[:generator.integers(1, len(distinct) + 1)]
+        values = distinct[rows]
+        counts = generator.integers(0, 30, len(values))
+        counts[generator.integers(len(counts))] = generator.choice([0, 1, 1000])
+        if counts.sum() == 0:
+            assert spark_engine._counted_statistics(chosen, mechanism, values, counts) is None
+            continue
+        expected = chosen.aggregate_values(mechanism, np.repeat(values, counts, axis=0))
+        found = spark_engine._counted_statistics(chosen, mechanism, values, counts)
+        assert found.n == expected.n == counts.sum()
+        assert set(found.arrays) == set(expected.arrays)
+        for key, array in expected.arrays.items():
+            assert np.array_equal(np.asarray(found.arrays[key]), np.asarray(array)), key
+    assert spark_engine._counted_statistics(chosen, mechanism, distinct[:0], np.zeros(0, np.int64)) is None
+
+
+def test_counts_beyond_what_could_be_rebuilt_are_exact():
+    """Counts of 2^40 and more: randomized response's statistics are the count of each label, so the
+    statistics of the counted reports are those counts exactly (int64, no float rounding)."""
+    mechanism = ldpest.mechanism("randomized-response", epsilon=1.0, categories=list(range(5)))
+    values = np.array([3, 0, 4], dtype=np.uint8)
+    counts = np.array([(1 << 40) + 1, (1 << 52) + 3, 7], dtype=np.int64)
+    found = spark_engine._counted_statistics(ldpest.estimator("frequency"), mechanism, values, counts)
+    assert found.n == int(counts.sum())
+    (statistic,) = found.arrays.values()
+    assert np.asarray(statistic).tolist() == [(1 << 52) + 3, 0, 0, (1 << 40) + 1, 7]
+
+
+def test_counting_settings_hold_only_while_spark_counts(spark, monkeypatch):
+    """Spark counts equal reports with its vectorised aggregation map and one shuffle partition per core;
+    the session's own settings are back afterwards, set or not, and after an error too."""
+    conf = spark.conf
+    mechanism = ldpest.mechanism("randomized-response", epsilon=1.0, categories=list(range(4)))
+    frame = frame_of(spark, mechanism.privatize(np.arange(400) % 4, rng=1), 2)
+    settings = spark_engine._counting_settings(frame)
+    assert settings == {"spark.sql.codegen.aggregate.map.vectorized.enable": "true",
+                        "spark.sql.shuffle.partitions": str(spark.sparkContext.defaultParallelism)}
+    conf.set("spark.sql.shuffle.partitions", "7")
+    during = []
+    original = spark_engine.estimate_spark.__globals__["_sql_conf"]
+
+    def recording(frame, wanted):
+        during.append(dict(wanted))
+        return original(frame, wanted)
+    monkeypatch.setattr(spark_engine, "_sql_conf", recording)
+    ldpest.estimate(frame, mechanism=mechanism)
+    assert during == [settings]
+    assert conf.get("spark.sql.shuffle.partitions") == "7"
+    assert conf.get("spark.sql.codegen.aggregate.map.vectorized.enable", None) in (None, "false")
+    with original(frame, settings):
+        assert {key: conf.get(key) for key in settings} == settings
+    assert conf.get("spark.sql.shuffle.partitions") == "7"
+    with pytest.raises(RuntimeError), original(frame, settings):
+        raise RuntimeError("inside")
+    assert conf.get("spark.sql.shuffle.partitions") == "7"
+    conf.unset("spark.sql.shuffle.partitions")
 
 
 def test_spark_counts_the_reports_of_mechanisms_with_a_small_alphabet():
