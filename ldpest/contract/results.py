@@ -70,7 +70,7 @@ SCALED = ("stderr", "unprojected", "lower", "upper")  # variables in the estimat
 def density_units(ds: xr.Dataset, name: str) -> tuple[str, str | None]:
     """A density is per unit of its axes: "... per unit of age x income", and CF units such as
     ``1/(year kg)`` when every axis coordinate states its ``units``."""
-    axes = list(ds[name].dims)
+    axes = list(ds.variables[name].dims)
     long_name = f"estimated probability density per unit of {' x '.join(axes)}"
     units = [ds.variables[dim].attrs.get("units") if dim in ds.coords else None for dim in axes]
     if not axes or any(unit is None for unit in units):
@@ -83,9 +83,10 @@ def describe(ds: xr.Dataset) -> xr.Dataset:
     from its estimator (or the defaults of :data:`LONG_NAMES`; a density's from its axes), and
     the uncertainty variables in the estimate's units."""
     name = ds.attrs.get("estimate_variable")
+    variables = ds.variables  # a new mapping on every access: read once
     estimate_units = None
     if name in ds:
-        attrs = ds.variables[name].attrs
+        attrs = variables[name].attrs
         if name == "density":
             attrs["long_name"], estimate_units = density_units(ds, name)
         else:
@@ -95,10 +96,10 @@ def describe(ds: xr.Dataset) -> xr.Dataset:
             attrs["units"] = estimate_units
     uncertain = uncertainty_of(ds) if name in ds else None
     for variable in ds.data_vars:
-        attrs = ds.variables[variable].attrs
+        attrs = variables[variable].attrs
         long_name, units = LONG_NAMES.get(variable, (None, None))
         if variable.endswith("_bounds"):
-            long_name, units = f"edges of the {variable[:-7]} cells", ds.variables[variable[:-7]].attrs.get("units")
+            long_name, units = f"edges of the {variable[:-7]} cells", variables[variable[:-7]].attrs.get("units")
         elif variable == "stderr":
             long_name = f"standard error of the {uncertain} estimate" if uncertain != name else "standard error"
         elif variable in ("lower", "upper"):

@@ -117,6 +117,7 @@ class DiscreteLaplaceLaw:
             levels.append(Level(bits, tuple(weights), AliasTable.build(weights, bits), unit, top))
             unit <<= bits
         self.levels = tuple(levels)
+        self._survivals: dict[int, float] = {}  # survival(k), memoised: estimators ask for a few k on every call
 
     # -- the exact law -------------------------------------------------------------------
     @property
@@ -212,14 +213,18 @@ class DiscreteLaplaceLaw:
         """``P(K > k)`` for an integer ``k`` (one-level tables; float, correctly up to rounding)."""
         if len(self.levels) != 1:
             raise NotImplementedError("survival() is implemented for one-level tables")
+        k = int(k)
+        known = self._survivals.get(k)
+        if known is not None:
+            return known
         if k < 0:
-            return 1.0 - self.survival(-k - 1)
+            return self._survivals.setdefault(k, 1.0 - self.survival(-k - 1))
         top = self.top
         carries, digit = divmod(k, top.size - 1)  # P(M > k) = tau^V (2^63 - cum(d)) / 2^63
         above = TOTAL - sum(top.weights[:digit + 1])
         log_tau = math.log(top.weights[-1]) - TOTAL_BITS * math.log(2)
         magnitude_above = math.exp(carries * log_tau) * above / TOTAL
-        return magnitude_above / (2 - float(self.zero_probability))
+        return self._survivals.setdefault(k, magnitude_above / (2 - float(self.zero_probability)))
 
     def cdf(self, k: int) -> float:
         """``P(K <= k)``."""

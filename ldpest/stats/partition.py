@@ -85,11 +85,14 @@ class CubicPartition:
 
     def axis_edges(self, axis: int) -> np.ndarray:
         """``(shape[axis], 2)`` lower and upper edges of the grid cells along ``axis``."""
-        edges = self.edges[axis]
-        return np.column_stack([edges[:-1], edges[1:]])
+        edges = np.asarray(self.edges[axis], dtype=np.float64)
+        pairs = np.empty((len(edges) - 1, 2))
+        pairs[:, 0], pairs[:, 1] = edges[:-1], edges[1:]
+        return pairs
 
     def axis_centres(self, axis: int) -> np.ndarray:
-        return self.axis_edges(axis).mean(axis=1)
+        edges = np.asarray(self.edges[axis], dtype=np.float64)
+        return (edges[:-1] + edges[1:]) / 2  # the mean of each cell's two edges, as np.mean computes it
 
     def grid_mask(self) -> np.ndarray:
         """Boolean array of the grid shape: which grid cells are cells of the partition."""
