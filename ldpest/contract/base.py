@@ -272,6 +272,16 @@ class FrequencyOracle(abc.ABC):
         each multiplied (the conformance kit checks it): ``"auto"`` then forms the covariance in one call."""
         return None
 
+    def frequency_cross_covariance_factors(self, theta) -> tuple[np.ndarray, np.ndarray] | None:
+        """Optional, with :meth:`frequency_cross_covariance`: ``(V, S)``, a ``(d, r)`` and a symmetric ``(r, r)``
+        array with few columns ``r``, such that ``n Cov(theta_hat_i, theta_hat_j) = (V S V^T)_ij`` for every
+        ``i != j`` (its diagonal is free).  ``"auto"`` then draws its normal simulations in O(d r) per draw
+        instead of factoring the d x d covariance (docs/frequency-oracles.md, "The default estimate"); the
+        conformance kit checks it against :meth:`frequency_cross_covariance`.  For the form ``c0 + c1
+        (theta_i + theta_j) - theta_i theta_j``, :func:`ldpest.stats.binomial.cross_covariance_factors`.
+        None (the default): not declared."""
+        return None
+
     def frequency_mle_divergence(self, stats: Mapping[str, object], n: int, mle, covariance) -> float | None:
         """Optional: ``tr(Sigma J)``, ``J`` the Jacobian of :meth:`frequency_mle` as a function of the
         unbiased estimate and ``covariance`` (:class:`ldpest.stats.risk.CovarianceOperator`) its ``Sigma``,

@@ -58,6 +58,14 @@ def cross_covariance_product(theta, vector, c0: float = 0.0, c1: float = 0.0) ->
     return c0 * others + c1 * (column * others + weighted) - column * weighted
 
 
+def cross_covariance_factors(theta, c0: float = 0.0, c1: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(V, S)`` with ``(V S V^T)_ij = c0 + c1 (theta_i + theta_j) - theta_i theta_j``, the off-diagonal
+    covariance of :func:`cross_covariance_product`, as a matrix of rank 2: ``V = [1, theta]`` and ``S = [[c0,
+    c1], [c1, -1]]`` (:meth:`ldpest.FrequencyOracle.frequency_cross_covariance_factors`)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    return np.column_stack([np.ones_like(theta), theta]), np.array([[c0, c1], [c1, -1.0]])
+
+
 def inclusion_pair_covariance(p: float, q: float, both_given_one: float,
                               both_given_neither: float) -> tuple[float, float]:
     """``(c0, c1)`` of :func:`cross_covariance_product` for reports that are sets ``S``

@@ -34,12 +34,16 @@ class CovarianceOperator:
     """``Sigma``, the covariance of an unbiased frequency estimate, as ``diagonal`` (its variances) and
     ``Sigma @ v = diagonal * v + cross(v)``, ``cross`` an oracle's off-diagonal product
     (:meth:`ldpest.FrequencyOracle.frequency_cross_covariance`, divided by n); ``columns``: ``cross``
-    multiplies each column of a matrix (``FrequencyOracle.cross_covariance_columns``)."""
+    multiplies each column of a matrix (``FrequencyOracle.cross_covariance_columns``); ``factors``: ``(V, S)``
+    with ``cross`` the off-diagonal part of ``V S V^T`` (``FrequencyOracle.frequency_cross_covariance_factors``,
+    ``S`` divided by n), or None."""
 
-    def __init__(self, variance, cross: Callable[[np.ndarray], np.ndarray], *, columns: bool = False):
+    def __init__(self, variance, cross: Callable[[np.ndarray], np.ndarray], *, columns: bool = False,
+                 factors: tuple[np.ndarray, np.ndarray] | None = None):
         self.diagonal = np.asarray(variance, dtype=np.float64)
         self._cross = cross
         self._columns = columns
+        self.factors = factors
 
     def __matmul__(self, vector) -> np.ndarray:
         vector = np.asarray(vector, dtype=np.float64)
@@ -126,7 +130,17 @@ def gaussian_sampler(covariance: CovarianceOperator) -> Callable[[np.ndarray, np
     s 1 1^T / d`` and each draw loses its component along ``1``, which leaves ``P (Sigma + s 1 1^T / d) P =
     Sigma``.  Otherwise (singular elsewhere, or rounding) by the eigenvalues, negative rounding clipped to 0.
     (With Cholesky and the one-call covariance, subset selection's ``auto`` at d = 1000 went from 168 to
-    62 ms: bench/bench_fixed_cost.py.)"""
+    62 ms: bench/bench_fixed_cost.py.)  Where the covariance declares low-rank ``factors``, by
+    :func:`low_rank_root` instead, in O(d r) per draw."""
+    found = low_rank_root(covariance)
+    if found is not None:
+        scale, basis, stretch = found
+
+        def sample_low_rank(mean, rng, draws):
+            noise = rng.standard_normal((draws, scale.size))
+            noise += ((noise @ basis) * stretch) @ basis.T
+            return mean + noise * scale
+        return sample_low_rank
     matrix = covariance.dense()
     size = matrix.shape[0]
     scale = float(np.abs(matrix).max(initial=0.0))
@@ -143,6 +157,26 @@ def gaussian_sampler(covariance: CovarianceOperator) -> Callable[[np.ndarray, np
             noise -= noise.mean(axis=1, keepdims=True)
         return mean + noise
     return sample
+
+
+def low_rank_root(covariance: CovarianceOperator) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(scale, basis, stretch)`` with ``R = diag(scale) (I + basis diag(stretch) basis^T)`` a square root
+    of ``Sigma`` (``R R^T = Sigma``), where the covariance declares ``factors`` ``(V, S)``: ``Sigma = D + V S
+    V^T`` with ``D`` the diagonal less that of ``V S V^T``.  Where ``D > 0``, ``Sigma = D^(1/2) (I + W S W^T)
+    D^(1/2)`` with ``W = D^(-1/2) V = Q T`` (QR) and ``T S T^T = E diag(lambda) E^T``; the symmetric root of
+    ``I + Q E diag(lambda) E^T Q^T`` is ``I + Q E diag(sqrt(1 + lambda) - 1) E^T Q^T`` (``1 + lambda >= 0``
+    as ``Sigma`` is a covariance; rounding below 0 is clipped).  None without factors or where ``D`` is not
+    positive."""
+    if covariance.factors is None:
+        return None
+    vectors, core = (np.asarray(part, dtype=np.float64) for part in covariance.factors)
+    rest = covariance.diagonal - np.einsum("ir,rs,is->i", vectors, core, vectors)
+    if not np.all(rest > 0):
+        return None
+    scale = np.sqrt(rest)
+    q, t = np.linalg.qr(vectors / scale[:, None])
+    values, turn = np.linalg.eigh(t @ core @ t.T)
+    return scale, q @ turn, np.sqrt(np.maximum(1.0 + values, 0.0)) - 1.0
 
 
 def estimate_seed(unbiased, n: int) -> int:

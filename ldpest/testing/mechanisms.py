@@ -19,7 +19,7 @@ from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
-from .moments import frequency_moments_match_channel, report_support_matches_channel
+from .moments import covariance_factors_match, frequency_moments_match_channel, report_support_matches_channel
 from .privacy import (
     _inputs_are_data,
     distribution_privacy,
@@ -163,6 +163,9 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
              ("vectorised", vectorised), ("reproducible", reproducible), ("reports_round_trip", reports_round_trip)]
     if isinstance(mechanism, FrequencyOracle) and channel is not None:
         named.append(("frequency_moments", frequency_moments))
+    if isinstance(mechanism, FrequencyOracle) and mechanism.frequency_cross_covariance_factors(
+            np.full(len(mechanism.categories), 1.0 / len(mechanism.categories))) is not None:
+        named.append(("covariance_factors", lambda: covariance_factors_match(mechanism)))
     if isinstance(mechanism, FrequencyOracle) and mechanism.bit_column_statistic() is not None:
         named.append(("bit_columns", bit_columns))
     if mechanism.report_alphabet_size() is not None:

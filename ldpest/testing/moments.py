@@ -60,6 +60,33 @@ def frequency_moments_match_channel(mechanism: FrequencyOracle, channel) -> None
                      "its products with each unit vector side by side")
 
 
+def covariance_factors_match(mechanism: FrequencyOracle) -> None:
+    """Where the oracle declares :meth:`frequency_cross_covariance_factors` ``(V, S)``: at two skewed ``theta``,
+    every off-diagonal entry of ``V S V^T`` is what :meth:`frequency_cross_covariance` gives for each unit
+    vector (which :func:`frequency_moments_match_channel` checks against the channel where it can be
+    enumerated), to ``MOMENT_TOLERANCE`` of the largest."""
+    d = len(mechanism.categories)
+    units = np.eye(d)
+    for theta in (np.arange(1, d + 1) ** 2 / np.sum(np.arange(1, d + 1) ** 2), np.eye(d)[-1] * 0.6 + 0.4 / d):
+        vectors, core = (np.asarray(part, dtype=np.float64) for part in mechanism.frequency_cross_covariance_factors(
+            theta))
+        if vectors.ndim != 2 or vectors.shape[0] != d or core.shape != (vectors.shape[1],) * 2 or not np.allclose(
+                core, core.T, rtol=0, atol=0):
+            fail(f"frequency_cross_covariance_factors must give V of shape (d, r) = ({d}, r) and a symmetric S of "
+                 f"shape (r, r); got {vectors.shape} and {core.shape}")
+        if mechanism.frequency_cross_covariance(theta, units[0]) is None:
+            fail("frequency_cross_covariance_factors is declared, but frequency_cross_covariance is not")
+        cross = np.column_stack([mechanism.frequency_cross_covariance(theta, unit) for unit in units])
+        low_rank = vectors @ core @ vectors.T
+        difference = np.abs(low_rank - cross)
+        np.fill_diagonal(difference, 0.0)
+        i, j = np.unravel_index(int(np.argmax(difference)), difference.shape)
+        if difference[i, j] > MOMENT_TOLERANCE * max(1.0, float(np.abs(cross).max())):
+            categories = list(mechanism.categories)
+            fail(f"frequency_cross_covariance_factors give n Cov({categories[i]!r}, {categories[j]!r}) = "
+                 f"{low_rank[i, j]:.12g}, frequency_cross_covariance {cross[i, j]:.12g}")
+
+
 def report_support_matches_channel(mechanism: FrequencyOracle, channel) -> None:
     """Enumerate ``channel``: where the oracle declares its likelihood two-valued
     (:meth:`FrequencyOracle.support_ratio`), every output ``z`` must have ``Q(z | x) = c(z) (1 + (r - 1)

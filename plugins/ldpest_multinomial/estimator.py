@@ -167,9 +167,11 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     of the statistics, so the choice is reproducible.  Where the unbiased estimate is already a distribution
     every projection keeps it, and the lower Stein risk decides between it and ``shrink``."""
     declared = mechanism.frequency_cross_covariance(theta, np.zeros_like(theta)) is not None
+    factors = mechanism.frequency_cross_covariance_factors(theta) if declared else None
     covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
                                     lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n,
-                                    columns=mechanism.cross_covariance_columns)
+                                    columns=mechanism.cross_covariance_columns,
+                                    factors=None if factors is None else (factors[0], np.asarray(factors[1]) / n))
     with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
     offset = ibu_offset(mechanism, arrays)
     total_variance = float(covariance.diagonal.sum())

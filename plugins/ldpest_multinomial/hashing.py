@@ -59,7 +59,12 @@ from ldpest.privacy.exact import (
     shared_keep_threshold,
     uniform_below,
 )
-from ldpest.stats.binomial import AffineBinomialOracle, cross_covariance_product, inclusion_pair_covariance
+from ldpest.stats.binomial import (
+    AffineBinomialOracle,
+    cross_covariance_factors,
+    cross_covariance_product,
+    inclusion_pair_covariance,
+)
 from ldpest.util.validation import check_positive_int, check_report_matrix
 
 from .mechanisms import _CategoricalMechanism, _row_blocks
@@ -368,11 +373,11 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         depending on the triple; it is enumerated over every seed where that is cheap (small primes) and
         taken as ``kappa^2`` otherwise, its mean over triples, which makes ``q* kappa`` the second
         probability: an approximation of order ``1 / P`` for the default prime (and assumed for xxh32)."""
+        constants = self._pair_constants()
+        if constants is not None:
+            return cross_covariance_product(theta, vector, *constants)
         keep, support = float(self._support[0]), float(self._support[1])
         kappa = float(self._kappa)
-        if self._xxh32 or self._prime ** 2 * self.d ** 3 * self._g > _TRIPLE_LIMIT:
-            c0, c1 = inclusion_pair_covariance(keep, support, keep * kappa, kappa * support)
-            return cross_covariance_product(theta, vector, c0, c1)
         theta, vector = np.asarray(theta, dtype=np.float64), np.asarray(vector, dtype=np.float64)
         other = (1 - keep) / (self._g - 1)
         both = kappa * other + (keep - other) * self._triple_collisions()  # [x, i, l], used for x outside {i, l}
@@ -383,6 +388,18 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         covariance = (pairs - np.outer(pi, pi)) / (keep - support) ** 2
         np.fill_diagonal(covariance, 0.0)
         return covariance @ vector
+
+    def frequency_cross_covariance_factors(self, theta):
+        """Rank 2 where the triples are taken as ``kappa^2`` (:meth:`frequency_cross_covariance`), else None."""
+        constants = self._pair_constants()
+        return None if constants is None else cross_covariance_factors(theta, *constants)
+
+    def _pair_constants(self) -> tuple[float, float] | None:
+        """``(c0, c1)`` of ``n Cov(theta_hat_i, theta_hat_j)`` where the triples are not enumerated, else None."""
+        if not (self._xxh32 or self._prime ** 2 * self.d ** 3 * self._g > _TRIPLE_LIMIT):
+            return None
+        keep, support, kappa = float(self._support[0]), float(self._support[1]), float(self._kappa)
+        return inclusion_pair_covariance(keep, support, keep * kappa, kappa * support)
 
     def _triple_collisions(self) -> np.ndarray:
         """``P(h(x) = h(i) = h(l))`` over every seed ``(a, c)``, for every triple of categories."""

@@ -42,6 +42,7 @@ from ldpest.privacy.exact import (
 from ldpest.stats.binomial import (
     AffineBinomialOracle,
     affine_binomial_worst_cases,
+    cross_covariance_factors,
     cross_covariance_product,
     inclusion_pair_covariance,
 )
@@ -371,14 +372,19 @@ class SubsetSelection(AffineBinomialOracle, _CategoricalMechanism):
     cross_covariance_columns = True
 
     def frequency_cross_covariance(self, theta, vector):
-        """Sets of ``omega`` categories: ``P(i, j in S | x = i) = P_in (omega - 1) / (d - 1)`` and, for ``x``
-        outside the pair, ``(P_in (omega - 1)(omega - 2) + (1 - P_in) omega (omega - 1)) / ((d - 1)(d - 2))``
-        (:func:`ldpest.stats.binomial.inclusion_pair_covariance`)."""
+        return cross_covariance_product(theta, vector, *self._pair_constants())
+
+    def frequency_cross_covariance_factors(self, theta):
+        return cross_covariance_factors(theta, *self._pair_constants())
+
+    def _pair_constants(self) -> tuple[float, float]:
+        """``(c0, c1)`` of ``n Cov(theta_hat_i, theta_hat_j)``: sets of ``omega`` categories have ``P(i, j in S |
+        x = i) = P_in (omega - 1) / (d - 1)`` and, for ``x`` outside the pair, ``(P_in (omega - 1)(omega - 2) +
+        (1 - P_in) omega (omega - 1)) / ((d - 1)(d - 2))`` (:func:`ldpest.stats.binomial.inclusion_pair_covariance`)."""
         d, omega, p_in = self.d, self._omega, self._p
         neither = 0.0 if d < 3 else (p_in * (omega - 1) * (omega - 2) + (1 - p_in) * omega * (omega - 1)) / (
             (d - 1) * (d - 2))
-        c0, c1 = inclusion_pair_covariance(self._p, self._q, p_in * (omega - 1) / (d - 1), neither)
-        return cross_covariance_product(theta, vector, c0, c1)
+        return inclusion_pair_covariance(self._p, self._q, p_in * (omega - 1) / (d - 1), neither)
 
     def binomial_top_complement(self):
         """``1 - p`` exactly (positive where ``p`` rounds to 1 in float64)."""

@@ -95,6 +95,7 @@ def broken(fresh_registry):
     ("broken-alphabet-sampled", "report_alphabet", "declares 2 distinct reports; 5000 privatised records gave 3"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
     ("broken-late-variance", "frequency_moments", "frequency_variance at 'c'"),
+    ("broken-late-factors", "covariance_factors", "frequency_cross_covariance_factors give n Cov('b', 'c') = "),
 ])
 def test_broken_mechanisms_fail_with_a_message_saying_what_is_wrong(broken, name, check, message):
     mech = ldpest.mechanism(name, epsilon=1.0, categories=["a", "b", "c"])
