@@ -159,14 +159,20 @@ def gaussian_sampler(covariance: CovarianceOperator) -> Callable[[np.ndarray, np
     return sample
 
 
+ROOT_PROBES = 2  # random vectors on which low_rank_root's R R^T is compared with Sigma ...
+ROOT_TOLERANCE = 1e-9  # ... relative to the largest entry of Sigma v
+
+
 def low_rank_root(covariance: CovarianceOperator) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(scale, basis, stretch)`` with ``R = diag(scale) (I + basis diag(stretch) basis^T)`` a square root
     of ``Sigma`` (``R R^T = Sigma``), where the covariance declares ``factors`` ``(V, S)``: ``Sigma = D + V S
     V^T`` with ``D`` the diagonal less that of ``V S V^T``.  Where ``D > 0``, ``Sigma = D^(1/2) (I + W S W^T)
     D^(1/2)`` with ``W = D^(-1/2) V = Q T`` (QR) and ``T S T^T = E diag(lambda) E^T``; the symmetric root of
     ``I + Q E diag(lambda) E^T Q^T`` is ``I + Q E diag(sqrt(1 + lambda) - 1) E^T Q^T`` (``1 + lambda >= 0``
-    as ``Sigma`` is a covariance; rounding below 0 is clipped).  None without factors or where ``D`` is not
-    positive."""
+    as ``Sigma`` is a covariance; rounding below 0 is clipped).  None without factors, where ``D`` is not
+    positive, or where ``R R^T`` misses ``Sigma`` on ``ROOT_PROBES`` random vectors by more than
+    ``ROOT_TOLERANCE`` (``D`` cancels to a few units in the last place where a category has no variance to
+    speak of: subset selection at epsilon 30 and a corner truth)."""
     if covariance.factors is None:
         return None
     vectors, core = (np.asarray(part, dtype=np.float64) for part in covariance.factors)
@@ -176,7 +182,15 @@ def low_rank_root(covariance: CovarianceOperator) -> tuple[np.ndarray, np.ndarra
     scale = np.sqrt(rest)
     q, t = np.linalg.qr(vectors / scale[:, None])
     values, turn = np.linalg.eigh(t @ core @ t.T)
-    return scale, q @ turn, np.sqrt(np.maximum(1.0 + values, 0.0)) - 1.0
+    basis, stretch = q @ turn, np.sqrt(np.maximum(1.0 + values, 0.0)) - 1.0
+    probes = np.random.default_rng(0).standard_normal((scale.size, ROOT_PROBES))
+    half = probes * scale[:, None]
+    half += basis @ (stretch[:, None] * (basis.T @ half))  # R^T v (R^T = (I + B F B^T) diag(scale))
+    squared = (half + basis @ (stretch[:, None] * (basis.T @ half))) * scale[:, None]  # R R^T v
+    wanted = np.column_stack([covariance @ probe for probe in probes.T])
+    if np.abs(squared - wanted).max() > ROOT_TOLERANCE * np.abs(wanted).max():
+        return None
+    return scale, basis, stretch
 
 
 def estimate_seed(unbiased, n: int) -> int:

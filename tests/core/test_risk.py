@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ldpest
+import ldpest.stats.risk as risk
 from ldpest.stats.projection import (
     affine_count_mle,
     ibu_fixed_point,
@@ -176,6 +177,24 @@ def test_the_low_rank_root_squares_to_the_covariance(name, epsilon, d):
         root = scale[:, None] * (np.eye(d) + (basis * stretch) @ basis.T)
         sigma = covariance.dense()
         assert np.abs(root @ root.T - sigma).max() <= 1e-10 * np.abs(sigma).max()
+
+
+@pytest.mark.parametrize("epsilon", [30.0, 60.0])
+def test_the_low_rank_root_is_refused_where_the_diagonal_rest_cancels(epsilon, monkeypatch):
+    """Subset selection at a corner truth and large epsilon: a category's variance and the diagonal of ``V S
+    V^T`` agree to the last few digits, so ``D`` is mostly rounding and the root misses ``Sigma`` (by 1e-4 to
+    49 of its largest entry).  The probes catch it, the dense factor is taken, and its draws are finite; without
+    the probes' tolerance the wrong root would be taken."""
+    d, n = 5, 1000
+    theta = np.eye(d)[0]
+    _, covariance = oracle_covariance("subset-selection", epsilon, d, theta, n, factors=True)
+    assert low_rank_root(covariance) is None
+    assert np.isfinite(gaussian_sampler(covariance)(theta, np.random.default_rng(5), 100)).all()
+    monkeypatch.setattr(risk, "ROOT_TOLERANCE", np.inf)
+    scale, basis, stretch = low_rank_root(covariance)
+    root = scale[:, None] * (np.eye(d) + (basis * stretch) @ basis.T)
+    sigma = covariance.dense()
+    assert np.abs(root @ root.T - sigma).max() > 1e-6 * np.abs(sigma).max()
 
 
 def test_the_low_rank_root_is_not_taken_where_the_diagonal_rest_is_not_positive():
