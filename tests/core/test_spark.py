@@ -158,6 +158,8 @@ def test_counting_settings_hold_only_while_spark_counts(spark, monkeypatch):
     settings = spark_engine._counting_settings(frame)
     assert settings == {"spark.sql.codegen.aggregate.map.vectorized.enable": "true",
                         "spark.sql.shuffle.partitions": str(spark.sparkContext.defaultParallelism)}
+    conf.set("spark.sql.shuffle.partitions", "1")  # never more partitions than the session's own setting
+    assert spark_engine._counting_settings(frame)["spark.sql.shuffle.partitions"] == "1"
     conf.set("spark.sql.shuffle.partitions", "7")
     during = []
     original = spark_engine.estimate_spark.__globals__["_sql_conf"]
