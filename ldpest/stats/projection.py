@@ -22,17 +22,36 @@ def project_simplex(values, total: float = 1.0) -> np.ndarray:
     if total <= 0:
         raise ValueError("total must be positive")
     v = v - v.max(axis=-1, keepdims=True)  # the projection commutes with shifts; this keeps extremes exact
-    u = -np.sort(-v, axis=-1)
-    cumulative = np.cumsum(u, axis=-1) - total
-    j = np.arange(1, v.shape[-1] + 1)
-    condition = u - cumulative / j > 0
+    if v.size <= _SIMPLEX_BLOCK:
+        return _project_rows(v, total)
+    rows = v.reshape(-1, v.shape[-1])
+    block = max(1, _SIMPLEX_BLOCK // v.shape[-1])
+    for start in range(0, rows.shape[0], block):
+        _project_rows(rows[start:start + block], total)
+    return v
+
+
+_SIMPLEX_BLOCK = 1 << 17  # values per block of rows that project_simplex and affine_count_mle take at once (1 MiB:
+# in cache; 60 rows of 10^5 values 99 -> 64 ms, 10^4 9.9 -> 5.8 ms, the same values to the bit)
+
+
+def _project_rows(v: np.ndarray, total: float) -> np.ndarray:
+    """:func:`project_simplex` of the (shifted) rows of ``v``, in place, returned; one row (every result's
+    estimate) by plain indexing (12 against 17 us on 3 values)."""
+    u = np.sort(v, axis=-1)[..., ::-1]  # descending
+    cumulative = np.cumsum(u, axis=-1)
+    cumulative -= total
+    condition = np.divide(cumulative, np.arange(1, v.shape[-1] + 1))
+    np.subtract(u, condition, out=condition)
+    condition = condition > 0
     condition[..., 0] = True  # u_1 - (u_1 - total) = total > 0, whatever the rounding
-    if v.ndim == 1:  # one estimate, as every result has: plain indexing (12 against 17 us on 3 values)
-        rho = v.shape[0] - int(np.argmax(condition[::-1]))
-        return np.maximum(v - cumulative[rho - 1] / rho, 0.0)
-    rho = v.shape[-1] - np.argmax(condition[..., ::-1], axis=-1)  # last index where it holds
-    tau = np.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
-    return np.maximum(v - tau, 0.0)
+    if v.ndim == 1:
+        rho = v.shape[0] - int(np.argmax(condition[::-1]))  # the last index where it holds
+        v -= cumulative[rho - 1] / rho
+    else:
+        rho = v.shape[-1] - np.argmax(condition[..., ::-1], axis=-1)
+        v -= np.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
+    return np.maximum(v, 0.0, out=v)
 
 
 def project_frequencies(theta, projection: str) -> np.ndarray:
@@ -69,14 +88,28 @@ def affine_count_mle(counts, offset: float) -> np.ndarray:
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim < 1 or np.any(c.sum(axis=-1) <= 0) or np.any(c < 0) or not offset > 0:
         raise ValueError("affine_count_mle needs non-negative counts with a positive total and offset > 0")
-    ordered = -np.sort(-c, axis=-1)
-    k = np.arange(1, c.shape[-1] + 1)
+    if c.size <= _SIMPLEX_BLOCK:
+        return _count_mle_rows(c, offset)
+    rows = c.reshape(-1, c.shape[-1])
+    out = np.empty_like(rows)
+    block = max(1, _SIMPLEX_BLOCK // c.shape[-1])
+    for start in range(0, rows.shape[0], block):
+        out[start:start + block] = _count_mle_rows(rows[start:start + block], offset)
+    return out.reshape(c.shape)
+
+
+def _count_mle_rows(c: np.ndarray, offset: float) -> np.ndarray:
+    """:func:`affine_count_mle` of the rows of ``c``."""
+    ordered = np.sort(c, axis=-1)[..., ::-1]  # descending
+    level = np.cumsum(ordered, axis=-1)
     with np.errstate(divide="ignore"):
-        level = (1 + k * offset) / np.cumsum(ordered, axis=-1)  # inf while the leading counts are 0
+        np.divide(1 + np.arange(1, c.shape[-1] + 1) * offset, level, out=level)  # inf while the leading counts are 0
     active = ordered * level > offset
     active[..., 0] = True  # the largest count is always positive: it carries the whole mass if alone
     top = c.shape[-1] - np.argmax(active[..., ::-1], axis=-1)  # the last k where the condition holds
-    return np.maximum(np.take_along_axis(level, (top - 1)[..., None], axis=-1) * c - offset, 0.0)
+    estimate = np.take_along_axis(level, (top - 1)[..., None], axis=-1) * c
+    estimate -= offset
+    return np.maximum(estimate, 0.0, out=estimate)
 
 
 def ibu_fixed_point(unbiased, offset: float) -> np.ndarray:
