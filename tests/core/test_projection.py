@@ -5,7 +5,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize
 
-from ldpest.stats.projection import project_positive, project_simplex
+import ldpest.stats.projection as projection
+from ldpest.stats.projection import affine_count_mle, project_positive, project_simplex
 
 vectors = arrays(np.float64, st.integers(1, 30), elements=st.floats(-50, 50, allow_nan=False))
 
@@ -43,6 +44,22 @@ def test_simplex_projection_is_batched_along_the_last_axis():
     rng = np.random.default_rng(4)
     v = rng.normal(size=(7, 5))
     np.testing.assert_array_equal(project_simplex(v), np.array([project_simplex(row) for row in v]))
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 17])
+def test_batches_in_blocks_of_rows_are_projected_row_by_row(block, monkeypatch):
+    """Blocks of rows (``_SIMPLEX_BLOCK`` values: one row, a block ending inside a row's span, all at once)
+    give each row exactly its own projection and count MLE, for 2-D and 3-D batches."""
+    rng = np.random.default_rng(6)
+    monkeypatch.setattr(projection, "_SIMPLEX_BLOCK", block)
+    for shape in ((9, 6), (2, 5, 6)):
+        v = np.round(rng.normal(0.1, 0.5, shape), 1)  # ties too
+        rows = v.reshape(-1, shape[-1])
+        np.testing.assert_array_equal(project_simplex(v, 0.7).reshape(rows.shape),
+                                      [project_simplex(row, 0.7) for row in rows])
+        counts = rng.poisson(2.0, shape).astype(np.float64) + 1
+        np.testing.assert_array_equal(affine_count_mle(counts, 0.3).reshape(rows.shape),
+                                      [affine_count_mle(row, 0.3) for row in counts.reshape(rows.shape)])
 
 
 def test_positive_projection():
