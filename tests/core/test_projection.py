@@ -46,9 +46,9 @@ def test_simplex_projection_is_batched_along_the_last_axis():
     np.testing.assert_array_equal(project_simplex(v), np.array([project_simplex(row) for row in v]))
 
 
-@pytest.mark.parametrize("block", [1, 7, 1 << 17])
+@pytest.mark.parametrize("block", [1, 13, 1 << 17])
 def test_batches_in_blocks_of_rows_are_projected_row_by_row(block, monkeypatch):
-    """Blocks of rows (``_SIMPLEX_BLOCK`` values: one row, a block ending inside a row's span, all at once)
+    """Blocks of rows (``_SIMPLEX_BLOCK`` values: one row, two rows with a last block of one, all at once)
     give each row exactly its own projection and count MLE, for 2-D and 3-D batches."""
     rng = np.random.default_rng(6)
     monkeypatch.setattr(projection, "_SIMPLEX_BLOCK", block)
