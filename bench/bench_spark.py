@@ -15,6 +15,8 @@ row groups of 10^7), read by one Spark session (``local[2]`` by default):
 * the same with ``count_reports=False``: every report sent through Arrow to Python;
 * for counted reports, the same without the session settings that ldpest sets while Spark counts
   (``ldpest.engine.spark._counting_settings``): with the vectorised aggregation map alone, and with neither.
+  Reports of two adjacent integer values (duchi's codes) are counted by one aggregation instead, with no
+  settings, so these rows are left out for them.
 
 Interleaved, best of --repeat, after one warm-up of each:
 
@@ -150,7 +152,10 @@ def main() -> None:
             plain_name = "plain Spark " + ("agg(count, sum, sum of squares)" if numbers
                                            else "agg(sum(column), ...)" if args.mechanism != "randomized-response"
                                            else "groupBy().count()")
-            ours_name = "ldpest.estimate " + ("(one aggregation)" if args.mechanism == "unary-randomized-response"
+            two_values = spark_engine._two_reports_at_most  # noqa: SLF001  which path ldpest takes
+            one_aggregation = (args.mechanism == "unary-randomized-response"
+                               or two_values(frame, mechanism.report_columns(), mechanism))
+            ours_name = "ldpest.estimate " + ("(one aggregation)" if one_aggregation
                                               else "(counted, mapInArrow + treeReduce)")
             default = ldpest.estimator(mechanism.default_estimator)
             arrow_name = "every report through Arrow (count_reports=False)"
@@ -162,7 +167,7 @@ def main() -> None:
             if numbers:  # the statistic ldpest keeps (each code's count) by Spark alone
                 runs[counts_name] = lambda: spark.read.parquet(str(path)).groupBy("report").count().collect()
                 repeats[counts_name] = args.repeat
-            if args.mechanism != "unary-randomized-response":  # what ldpest's session settings for counting give
+            if not one_aggregation:  # what ldpest's session settings for counting give
                 for settings_name, keep in SETTINGS:
                     runs[settings_name] = lambda keep=keep: without_settings(frame, keep)
                     repeats[settings_name] = args.repeat

@@ -173,6 +173,11 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     counted = count_reports and counts_equal_reports(mechanism, columns)
     if count_reports and _sums_bit_columns(frame, columns, mechanism, estimator):
         return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
+    if counted and _two_reports_at_most(frame, columns, mechanism):
+        found = _two_adjacent_values(frame, columns[0])
+        if found is not None:
+            return estimator.estimate_passes(lambda chosen: _driver_statistics(
+                found, frame.schema[columns[0]].dataType, mechanism, chosen, columns, kind, codes))
     reports = frame.select(*columns)
     if counted:
         reports = reports.groupBy(*columns).count().withColumnRenamed("count", MULTIPLICITY)
@@ -240,6 +245,51 @@ def _sql_conf(frame, settings: dict[str, str]):
 
 
 _INTEGRAL_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType", "BooleanType")
+
+
+def _two_reports_at_most(frame, columns, mechanism) -> bool:
+    """One integer (or boolean) report column of a mechanism whose reports take at most two values (a declared
+    alphabet of 2, e.g. duchi's codes; or two categories)."""
+    if len(columns) != 1 or type(frame.schema[columns[0]].dataType).__name__ not in _INTEGRAL_TYPES:
+        return False
+    size = mechanism.report_alphabet_size()
+    return (size is not None and size <= 2) or (mechanism.report_kind == "label" and len(mechanism.categories) <= 2)
+
+
+def _two_adjacent_values(frame, column: str) -> tuple[list[int], list[int]] | None:
+    """``(values, counts)`` of a report column holding at most two adjacent integers, from one aggregation
+    (the number of rows and of values, the least, the greatest and the sum: about what plain Spark's sums
+    cost, where its ``groupBy().count()`` costs twice that); None where a value is missing or they are
+    further apart (then Spark counts them, and the reports' own check names the bad one)."""
+    from pyspark.sql import functions as F
+
+    value = F.col(column).cast("long")
+    n, present, low, high, total = frame.agg(F.count(F.lit(1)), F.count(value), F.min(value), F.max(value),
+                                             F.sum(value)).collect()[0]
+    if n == 0:
+        raise DataError("no reports: the DataFrame holds no rows")
+    if present != n or high - low > 1:
+        return None
+    if high == low:
+        return [low], [n]
+    at_high = total - low * n
+    return [low, high], [n - at_high, at_high]
+
+
+def _driver_statistics(found, spark_type, mechanism, estimator, columns, kind, codes):
+    """The statistics of counted reports ``found`` (``(values, counts)``) on the driver, checked and
+    aggregated as an executor does them (:func:`_partition_statistics`)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    values, counts = found
+    batch = pa.RecordBatch.from_arrays([pa.array(values).cast(to_arrow_type(spark_type)),
+                                        pa.array(counts, type=pa.int64())], names=[columns[0], MULTIPLICITY])
+    try:
+        (row,) = _partition_statistics([batch], mechanism.spec_json, estimator.spec_json, columns, kind, codes, True)
+    except DataError as exc:  # as an executor's: the row of a table of counts is no row of the reports
+        raise DataError(f"on Spark: {exc.message}") from None
+    return pickle.loads(row.column(0)[0].as_py())
 
 
 def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:

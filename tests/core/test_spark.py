@@ -224,6 +224,54 @@ def test_counted_numbers_are_checked_like_the_reports_themselves(spark):
         ldpest.estimate(spark.createDataFrame(missing).repartition(2), mechanism=mech)
 
 
+@pytest.mark.parametrize("name, params, values", [
+    ("duchi", {"low": 0.0, "high": 1.0}, lambda rng, n: rng.beta(2, 5, n)),
+    ("duchi", {"low": 0.0, "high": 1.0}, lambda rng, n: np.zeros(n)),  # may give one code only at large epsilon
+    ("randomized-response", {"categories": [3, 4]}, lambda rng, n: rng.choice([3, 4], n)),
+])
+@pytest.mark.parametrize("epsilon", [1.0, 40.0])
+def test_reports_of_two_values_are_counted_by_one_aggregation(spark, monkeypatch, name, params, values, epsilon):
+    """Reports that take at most two adjacent integer values (duchi's codes, two integer categories) are counted
+    from one aggregation (count, least, greatest, sum) and turned into statistics on the driver: the result
+    is the in-memory one bit for bit, at n = 1, 10 and 300, with one value or two, and no Python task runs."""
+    mech = ldpest.mechanism(name, epsilon=epsilon, **params)
+    counted = []
+    original = spark_engine._two_adjacent_values
+    monkeypatch.setattr(spark_engine, "_two_adjacent_values", lambda *a: counted.append(original(*a)) or counted[-1])
+    from pyspark.sql import DataFrame
+    monkeypatch.setattr(DataFrame, "mapInArrow", None)  # no Python task on the executors
+    for n in (1, 10, 300):
+        reports = mech.privatize(values(np.random.default_rng(n), n), rng=n)
+        with warnings.catch_warnings():  # a few reports are uninformative, and both estimates say so
+            warnings.simplefilter("ignore", ldpest.EstimateWarning)
+            expected = ldpest.estimate(reports)
+            found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+        assert counted[-1] is not None and sum(counted[-1][1]) == n
+        for key in expected.data_vars:
+            np.testing.assert_array_equal(found[key].values, expected[key].values)
+
+
+def test_reports_of_two_values_are_checked_like_the_reports_themselves(spark):
+    """A value outside the codes, even within two adjacent integers, is named; three values or a missing one go
+    to Spark's count and its check; no rows is said."""
+    mech = ldpest.mechanism("duchi", epsilon=1.0, low=0.0, high=1.0)
+
+    def frame(codes):
+        return spark.createDataFrame(pd.DataFrame({"report": codes})).repartition(2)
+    for codes, message in (([1, 2] * 10, "on Spark: .*got np.int64\\(2\\)$"),
+                           ([3] * 5, "on Spark: .*got np.int64\\(3\\)$"),
+                           ([0, 1, 2] * 5, "on Spark: .*got np.int64\\(2\\)")):
+        with pytest.raises(ldpest.DataError, match=message):
+            ldpest.estimate(frame(np.array(codes, dtype=np.int64)), mechanism=mech)
+    missing = pd.DataFrame({"report": np.arange(20) % 2}).astype("Int64")
+    missing.iloc[5, 0] = pd.NA
+    with pytest.raises(ldpest.DataError, match="on Spark: .*missing"):
+        ldpest.estimate(spark.createDataFrame(missing).repartition(2), mechanism=mech)
+    empty = spark.createDataFrame([], "report long")
+    with pytest.raises(ldpest.DataError, match="no reports"):
+        ldpest.estimate(empty, mechanism=mech)
+
+
 def test_spark_errors_are_ldpests_own(spark, tmp_path):
     mech = ldpest.mechanism("randomized-response", epsilon=1.0, categories=["a", "b"])
     bad = spark.createDataFrame(pd.DataFrame({"report": ["a", "b", "z"] * 10})).repartition(2)
