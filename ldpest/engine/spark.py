@@ -7,11 +7,12 @@ sums, so the result equals the in-memory estimate bit for bit.  Reports that are
 (randomized response, Hadamard response, ...) are first counted by Spark (``groupBy().count()``
 in the JVM), and each partition turns the distinct labels and their counts into the statistics of
 the reports they stand for (:func:`_counted_statistics`): the same statistics, without sending every
-report to Python or rebuilding it there; so are reports of any mechanism that
-declares a small alphabet (``Mechanism.report_alphabet_size``: the numeric codes, Haar coefficients,
-l-infinity signs).  Reports of 0/1 columns whose statistic
-is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are summed
-by Spark in one aggregation, with the checks of their values, and nothing reaches Python.
+report to Python or rebuilding it there; so are reports of any mechanism that declares a small alphabet
+(``Mechanism.report_alphabet_size``: the numeric codes, Haar coefficients, l-infinity signs).  Reports of at
+most two adjacent integer values (duchi's codes, two categories) are counted by one aggregation instead
+(:func:`_two_adjacent_values`), and their statistics made on the driver.  Reports of 0/1 columns whose
+statistic is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are
+summed by Spark in one aggregation, with the checks of their values, and nothing reaches Python.
 
 The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
 spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
