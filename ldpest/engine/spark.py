@@ -99,15 +99,25 @@ COUNTED_ALPHABET = 1 << 16  # reports of at most this many distinct values are c
 
 def _partition_statistics(batches, mechanism_spec: str, estimator_spec: str, columns: list[str], kind: str,
                           codes: str, counted: bool = False):
-    """``mapInArrow``: the statistics of one partition's batches, one pickled row (none if empty).
-    ``counted``: each row is a distinct report with its count in :data:`MULTIPLICITY`
-    (:func:`_counted_statistics`)."""
+    """``mapInArrow``: the statistics of one partition's batches (:func:`_batch_statistics`), one pickled row
+    (none if empty)."""
     import pyarrow as pa
 
-    from ..io.layout import decoding
     from .mapreduce import _estimator_of
 
     mechanism, estimator = mechanism_from_spec_json(mechanism_spec), _estimator_of(estimator_spec)
+    total = _batch_statistics(batches, mechanism, estimator, columns, kind, codes, counted)
+    if total is not None:
+        yield pa.RecordBatch.from_pydict({"statistics": [pickle.dumps(total)]},
+                                         schema=pa.schema([("statistics", pa.binary())]))
+
+
+def _batch_statistics(batches, mechanism, estimator, columns: list[str], kind: str, codes: str, counted: bool):
+    """The statistics of Arrow ``batches`` of reports (None if they hold none), each batch checked by the
+    mechanism's ``encode_reports``.  ``counted``: each row is a distinct report with its count in
+    :data:`MULTIPLICITY` (:func:`_counted_statistics`)."""
+    from ..io.layout import decoding
+
     encode = decoding(mechanism.encode_reports, mechanism, codes, "reports")
     total = None
     for batch in batches:
@@ -120,9 +130,7 @@ def _partition_statistics(batches, mechanism_spec: str, estimator_spec: str, col
             stats = estimator.aggregate_values(mechanism, values)
         if stats is not None:
             total = stats if total is None else total + stats
-    if total is not None:
-        yield pa.RecordBatch.from_pydict({"statistics": [pickle.dumps(total)]},
-                                         schema=pa.schema([("statistics", pa.binary())]))
+    return total
 
 
 def _counted_statistics(estimator, mechanism, values, counts):
@@ -279,7 +287,7 @@ def _two_adjacent_values(frame, column: str) -> tuple[list[int], list[int]] | No
 
 def _driver_statistics(found, spark_type, mechanism, estimator, columns, kind, codes):
     """The statistics of counted reports ``found`` (``(values, counts)``) on the driver, checked and
-    aggregated as an executor does them (:func:`_partition_statistics`)."""
+    aggregated as an executor does them (:func:`_batch_statistics`)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_type
 
@@ -287,10 +295,9 @@ def _driver_statistics(found, spark_type, mechanism, estimator, columns, kind, c
     batch = pa.RecordBatch.from_arrays([pa.array(values).cast(to_arrow_type(spark_type)),
                                         pa.array(counts, type=pa.int64())], names=[columns[0], MULTIPLICITY])
     try:
-        (row,) = _partition_statistics([batch], mechanism.spec_json, estimator.spec_json, columns, kind, codes, True)
+        return _batch_statistics([batch], mechanism, estimator, columns, kind, codes, counted=True)
     except DataError as exc:  # as an executor's: the row of a table of counts is no row of the reports
         raise DataError(f"on Spark: {exc.message}") from None
-    return pickle.loads(row.column(0)[0].as_py())
 
 
 def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:

@@ -22,17 +22,23 @@ def project_simplex(values, total: float = 1.0) -> np.ndarray:
     if total <= 0:
         raise ValueError("total must be positive")
     v = v - v.max(axis=-1, keepdims=True)  # the projection commutes with shifts; this keeps extremes exact
-    if v.size <= _SIMPLEX_BLOCK:
-        return _project_rows(v, total)
-    rows = v.reshape(-1, v.shape[-1])
-    block = max(1, _SIMPLEX_BLOCK // v.shape[-1])
-    for start in range(0, rows.shape[0], block):
-        _project_rows(rows[start:start + block], total)
-    return v
+    return _in_row_blocks(v, lambda rows: _project_rows(rows, total))
 
 
 _SIMPLEX_BLOCK = 1 << 17  # values per block of rows that project_simplex and affine_count_mle take at once (1 MiB:
 # in cache; 60 rows of 10^5 values 99 -> 64 ms, 10^4 9.9 -> 5.8 ms, the same values to the bit)
+
+
+def _in_row_blocks(values: np.ndarray, function) -> np.ndarray:
+    """``function`` (of rows along the last axis) of ``values``, in blocks of about ``_SIMPLEX_BLOCK`` values."""
+    if values.size <= _SIMPLEX_BLOCK:
+        return function(values)
+    rows = values.reshape(-1, values.shape[-1])
+    out = np.empty_like(rows)
+    block = max(1, _SIMPLEX_BLOCK // values.shape[-1])
+    for start in range(0, rows.shape[0], block):
+        out[start:start + block] = function(rows[start:start + block])
+    return out.reshape(values.shape)
 
 
 def _project_rows(v: np.ndarray, total: float) -> np.ndarray:
@@ -88,14 +94,7 @@ def affine_count_mle(counts, offset: float) -> np.ndarray:
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim < 1 or np.any(c.sum(axis=-1) <= 0) or np.any(c < 0) or not offset > 0:
         raise ValueError("affine_count_mle needs non-negative counts with a positive total and offset > 0")
-    if c.size <= _SIMPLEX_BLOCK:
-        return _count_mle_rows(c, offset)
-    rows = c.reshape(-1, c.shape[-1])
-    out = np.empty_like(rows)
-    block = max(1, _SIMPLEX_BLOCK // c.shape[-1])
-    for start in range(0, rows.shape[0], block):
-        out[start:start + block] = _count_mle_rows(rows[start:start + block], offset)
-    return out.reshape(c.shape)
+    return _in_row_blocks(c, lambda rows: _count_mle_rows(rows, offset))
 
 
 def _count_mle_rows(c: np.ndarray, offset: float) -> np.ndarray:

@@ -183,10 +183,11 @@ def low_rank_root(covariance: CovarianceOperator) -> tuple[np.ndarray, np.ndarra
     q, t = np.linalg.qr(vectors / scale[:, None])
     values, turn = np.linalg.eigh(t @ core @ t.T)
     basis, stretch = q @ turn, np.sqrt(np.maximum(1.0 + values, 0.0)) - 1.0
+
+    def stretched(columns):  # (I + B diag(F) B^T) columns
+        return columns + basis @ (stretch[:, None] * (basis.T @ columns))
     probes = np.random.default_rng(0).standard_normal((scale.size, ROOT_PROBES))
-    half = probes * scale[:, None]
-    half += basis @ (stretch[:, None] * (basis.T @ half))  # R^T v (R^T = (I + B F B^T) diag(scale))
-    squared = (half + basis @ (stretch[:, None] * (basis.T @ half))) * scale[:, None]  # R R^T v
+    squared = stretched(stretched(probes * scale[:, None])) * scale[:, None]  # R R^T v, R^T = (I + B F B^T) D^(1/2)
     wanted = np.column_stack([covariance @ probe for probe in probes.T])
     if np.abs(squared - wanted).max() > ROOT_TOLERANCE * np.abs(wanted).max():
         return None

@@ -70,8 +70,8 @@ def covariance_factors_match(mechanism: FrequencyOracle) -> None:
     for theta in (np.arange(1, d + 1) ** 2 / np.sum(np.arange(1, d + 1) ** 2), np.eye(d)[-1] * 0.6 + 0.4 / d):
         vectors, core = (np.asarray(part, dtype=np.float64) for part in mechanism.frequency_cross_covariance_factors(
             theta))
-        if vectors.ndim != 2 or vectors.shape[0] != d or core.shape != (vectors.shape[1],) * 2 or not np.allclose(
-                core, core.T, rtol=0, atol=0):
+        if vectors.ndim != 2 or vectors.shape[0] != d or core.shape != (vectors.shape[1],) * 2 or not np.array_equal(
+                core, core.T):
             fail(f"frequency_cross_covariance_factors must give V of shape (d, r) = ({d}, r) and a symmetric S of "
                  f"shape (r, r); got {vectors.shape} and {core.shape}")
         if mechanism.frequency_cross_covariance(theta, units[0]) is None:
