@@ -164,7 +164,7 @@ def test_the_normal_sampler_has_the_covariance_and_the_bootstrap_the_risk(name, 
 
 
 @pytest.mark.parametrize("name", ["subset-selection", "local-hashing"])
-@pytest.mark.parametrize("epsilon", [0.5, 4.0, 8.0])
+@pytest.mark.parametrize("epsilon", [0.01, 0.5, 4.0, 8.0])
 @pytest.mark.parametrize("d", [3, 10, 300])
 def test_the_low_rank_root_squares_to_the_covariance(name, epsilon, d):
     """``R R^T = Sigma`` to 1e-10 of its largest entry, at a skewed, the flat and a corner truth, where the

@@ -233,14 +233,14 @@ def test_counted_numbers_are_checked_like_the_reports_themselves(spark):
 def test_reports_of_two_values_are_counted_by_one_aggregation(spark, monkeypatch, name, params, values, epsilon):
     """Reports that take at most two adjacent integer values (duchi's codes, two integer categories) are counted
     from one aggregation (count, least, greatest, sum) and turned into statistics on the driver: the result
-    is the in-memory one bit for bit, at n = 1, 10 and 300, with one value or two, and no Python task runs."""
+    is the in-memory one bit for bit, at n = 1, 10, 30 and 300, with one value or two, and no Python task runs."""
     mech = ldpest.mechanism(name, epsilon=epsilon, **params)
     counted = []
     original = spark_engine._two_adjacent_values
     monkeypatch.setattr(spark_engine, "_two_adjacent_values", lambda *a: counted.append(original(*a)) or counted[-1])
     from pyspark.sql import DataFrame
     monkeypatch.setattr(DataFrame, "mapInArrow", None)  # no Python task on the executors
-    for n in (1, 10, 300):
+    for n in (1, 10, 30, 300):
         reports = mech.privatize(values(np.random.default_rng(n), n), rng=n)
         with warnings.catch_warnings():  # a few reports are uninformative, and both estimates say so
             warnings.simplefilter("ignore", ldpest.EstimateWarning)
