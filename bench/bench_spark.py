@@ -4,14 +4,15 @@ One Parquet report file of --n reports of --mechanism (d categories, written by 
 row groups of 10^7), read by one Spark session (``local[2]`` by default):
 
 * plain Spark: for randomized response ``spark.read.parquet(path).groupBy("report").count().collect()``,
-  for unary bits the sum of every column, ``agg(sum(report_0), ...)``: the counts every frequency
-  estimate needs, and the frequencies from them in numpy on the driver; for numbers (duchi,
+  for unary bits and one-hot Laplace reports the sum of every column, ``agg(sum(report_0), ...)``: the counts
+  (or sums) every frequency estimate needs, and the frequencies from them in numpy on the driver; for numbers (duchi,
   piecewise: codes on an evenly spaced lattice) ``agg(count(1), sum(report), sum(report * report))``,
   the mean and its standard error in numpy;
 * ldpest: ``ldpest.estimate(read_parquet(spark, path))``: Spark counts the distinct labels (each
   partition's Arrow batches of (label, count) are validated and turned into statistics in
   ``mapInArrow``, and tree-reduced; numbers' codes likewise) or sums the bit columns with their
-  checks (one aggregation), and the labelled result with standard errors is made on the driver;
+  checks (one aggregation), or sums Laplace's double columns in long units of their lattice with a check that
+  every value is on it (one aggregation), and the labelled result with standard errors is made on the driver;
 * the same with ``count_reports=False``: every report sent through Arrow to Python;
 * for counted reports, the same without the session settings that ldpest sets while Spark counts
   (``ldpest.engine.spark._counting_settings``): with the vectorised aggregation map alone, and with neither.
@@ -23,6 +24,7 @@ Interleaved, best of --repeat, after one warm-up of each:
     .venv/bin/python bench/bench_spark.py --n 100000000     # output: bench/results/spark.txt
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism unary-randomized-response
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism piecewise   # or duchi
+    .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism laplace --d 4
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def plain_spark(spark, path: Path, mechanism):
     if mechanism.name in NUMBERS:
         return plain_spark_mean(frame, mechanism)
     d, e = len(mechanism.categories), math.exp(mechanism.epsilon)
+    if mechanism.name == "laplace":  # one-hot plus noise: the column means are the frequencies
+        from pyspark.sql import functions as F
+
+        row = frame.agg(F.count(F.lit(1)), *[F.sum(column) for column in mechanism.report_columns()]).collect()[0]
+        return np.array(row[1:], dtype=np.float64) / row[0]
     if mechanism.name == "unary-randomized-response":
         from pyspark.sql import functions as F
 
@@ -123,7 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000_000)
     parser.add_argument("--mechanism", default="randomized-response",
-                        choices=["randomized-response", "unary-randomized-response", *NUMBERS])
+                        choices=["randomized-response", "unary-randomized-response", "laplace", *NUMBERS])
     parser.add_argument("--d", type=int, default=16)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
@@ -153,7 +160,7 @@ def main() -> None:
                                            else "agg(sum(column), ...)" if args.mechanism != "randomized-response"
                                            else "groupBy().count()")
             two_values = spark_engine._two_reports_at_most  # noqa: SLF001  which path ldpest takes
-            one_aggregation = (args.mechanism == "unary-randomized-response"
+            one_aggregation = (args.mechanism in ("unary-randomized-response", "laplace")
                                or two_values(frame, mechanism.report_columns(), mechanism))
             ours_name = "ldpest.estimate " + ("(one aggregation)" if one_aggregation
                                               else "(counted, mapInArrow + treeReduce)")

@@ -243,6 +243,13 @@ class FrequencyOracle(abc.ABC):
         default): not declared."""
         return None
 
+    def lattice_column_statistic(self) -> tuple[str, float] | None:
+        """Optional: ``(name, step)`` where every report is a row of finite numbers, one per report column, on the
+        lattice of ``step`` (a power of two), and :meth:`frequency_statistics` is ``{name: ExactSum.of(reports,
+        step)}``, the exact column sums.  Spark then sums the columns in units of ``step`` where they are stored
+        (docs/benchmarks.md, "Spark").  None (the default): not declared."""
+        return None
+
     def support_ratio(self) -> float | None:
         """Optional: ``r > 1`` when the likelihood of every report is two-valued over the inputs, ``P(y | x) =
         c(y) (1 + (r - 1) [x in S(y)])``, with ``S(y)`` the categories the report favours

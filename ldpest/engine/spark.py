@@ -12,7 +12,9 @@ report to Python or rebuilding it there; so are reports of any mechanism that de
 most two adjacent integer values (duchi's codes, two categories) are counted by one aggregation instead
 (:func:`_two_adjacent_values`), and their statistics made on the driver.  Reports of 0/1 columns whose
 statistic is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are
-summed by Spark in one aggregation, with the checks of their values, and nothing reaches Python.
+summed by Spark in one aggregation, with the checks of their values, and nothing reaches Python; so are
+number columns on a lattice whose statistic is their exact sums (one-hot Laplace:
+``FrequencyOracle.lattice_column_statistic``), in long units of the lattice's step.
 
 The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
 spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
@@ -23,6 +25,7 @@ mechanism, like dask workers.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import pickle
 
@@ -182,6 +185,14 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     counted = count_reports and counts_equal_reports(mechanism, columns)
     if count_reports and _sums_bit_columns(frame, columns, mechanism, estimator):
         return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
+    lattice = _lattice_columns(frame, columns, mechanism, estimator) if count_reports else None
+    summed = _lattice_column_sums(frame, columns, *lattice) if lattice is not None else None
+    if summed is not None:
+        from ..stats.sufficient import SufficientStats
+
+        n, statistics = summed
+        return estimator.estimate_passes(lambda chosen: SufficientStats(chosen.statistics_spec_json,
+                                                                        mechanism.spec_json, n, statistics))
     if counted and _two_reports_at_most(frame, columns, mechanism):
         found = _two_adjacent_values(frame, columns[0])
         if found is not None:
@@ -310,6 +321,55 @@ def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:
         return False
     types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
     return all(types.get(column) in _INTEGRAL_TYPES for column in columns)
+
+
+_FLOAT_TYPES = ("DoubleType", "FloatType")
+_LATTICE_UNITS = float(1 << 62)  # |value| below 2^62 steps: a long holds it exactly (try_sum says if sums do)
+
+
+def _lattice_columns(frame, columns, mechanism, estimator) -> tuple[str, float] | None:
+    """``(name, step)`` where Spark can sum the report columns itself in units of ``step``: reports whose
+    statistic is their exact column sums on a lattice (:meth:`ldpest.FrequencyOracle.lattice_column_statistic`:
+    one-hot Laplace), an estimator whose statistics are the oracle's, one pass, and number columns."""
+    if not (estimator.aggregates_frequency_statistics and not estimator.multipass):
+        return None
+    declared = getattr(mechanism, "lattice_column_statistic", lambda: None)()
+    if declared is None or math.frexp(declared[1])[0] != 0.5:
+        return None
+    types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
+    return declared if all(types.get(column) in _FLOAT_TYPES + _INTEGRAL_TYPES for column in columns) else None
+
+
+def _lattice_column_sums(frame, columns, name: str, step: float):
+    """``(n, {name: ExactSum of the columns})`` from one aggregation: the number of reports and, for each column
+    in units ``u`` of ``step`` (a power of two, so ``u`` is exact), the sum of ``u`` cast to a long
+    (``try_sum``: null on overflow), the sum of ``|u - rint(u)|`` (0 exactly when every value is on the
+    lattice: no term is negative; a missing value counts 1, NaN makes it NaN) and the largest ``|u|`` (below
+    2^62, where a long holds every such ``u``).  The long sums are then exact, so the statistics are those of
+    :meth:`ExactSum.of` to the bit.  ANSI mode is off while it runs, so that a value no long holds (NaN, an
+    infinity) is cast without an error and found by the other two aggregates.  None where any check fails:
+    then the reports go through Arrow, where they are checked and summed one by one (and a bad value named).
+    These separate aggregates cost about half what one test of every value in a ``when`` did (10^8 reports,
+    d = 4: 1.2-1.8x plain Spark's double sums, against 1.75-1.95x; bench/bench_spark.py)."""
+    from pyspark.sql import functions as F
+
+    from ..stats.exactsum import ExactSum
+
+    aggregates = [F.count(F.lit(1))]
+    for column in columns:
+        u = F.col(column).cast("double") * F.lit(1.0 / step)  # exact: a power of two
+        aggregates += [F.try_sum(u.cast("long")), F.sum(F.coalesce(F.abs(u - F.rint(u)), F.lit(1.0))),
+                       F.max(F.abs(u))]
+    with _sql_conf(frame, {"spark.sql.ansi.enabled": "false"}):
+        row = list(frame.agg(*aggregates).collect()[0])
+    n, sums, off_lattice, largest = row[0], row[1::3], row[2::3], row[3::3]
+    if n == 0:
+        raise DataError("no reports: the DataFrame holds no rows")
+    if any(total is None for total in sums) or not all(off == 0 and most < _LATTICE_UNITS
+                                                       for off, most in zip(off_lattice, largest, strict=True)):
+        return None
+    exponent = math.frexp(step)[1] - 1
+    return n, {name: ExactSum(np.array([int(total) for total in sums], dtype=object), exponent, (len(columns),))}
 
 
 def _bit_column_statistics(frame, columns, mechanism, estimator):

@@ -44,6 +44,9 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``bit_columns`` (frequency oracles that declare ``bit_column_statistic``): the
   reports are 0/1 columns with the declared number of ones, and the statistics
   are their column sums;
+* ``lattice_columns`` (frequency oracles that declare ``lattice_column_statistic``):
+  the step is a power of two, the reports lie on its lattice, one column per report
+  column, and the statistics are their exact column sums;
 * ``report_alphabet`` (mechanisms that declare ``report_alphabet_size``): the
   channel has no more outputs, and 5000 privatised records no more distinct
   reports, than declared;

@@ -17,6 +17,7 @@ from ..contract.longitudinal import Longitudinal
 from ..contract.registry import mechanism_from_spec
 from ..contract.reports import Reports
 from ..io.sources import read_reports
+from ..stats.exactsum import ExactSum
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
 from .moments import covariance_factors_match, frequency_moments_match_channel, report_support_matches_channel
@@ -145,6 +146,22 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
             fail(f"bit_column_statistic declares frequency_statistics = {{{name!r}: column sums}}; it returns "
                  f"{sorted(stats)}, not those sums")
 
+    def lattice_columns():
+        name, step = mechanism.lattice_column_statistic()
+        if math.frexp(step)[0] != 0.5:
+            fail(f"lattice_column_statistic declares step {step!r}, which is not a power of two")
+        values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
+        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
+            fail(f"lattice_column_statistic is declared, but reports have shape {values.shape}, not one column per "
+                 f"report column ({len(mechanism.report_columns())})")
+        units = values / step
+        if not (np.isfinite(units).all() and np.array_equal(np.rint(units), units)):
+            fail(f"lattice_column_statistic declares the lattice of step {step!r}; reports hold values off it")
+        stats = mechanism.frequency_statistics(values)
+        if set(stats) != {name} or not isinstance(stats[name], ExactSum) or stats[name] != ExactSum.of(values, step):
+            fail(f"lattice_column_statistic declares frequency_statistics = {{{name!r}: exact column sums}}; it "
+                 f"returns {sorted(stats)}, not those sums")
+
     def report_alphabet():
         size = mechanism.report_alphabet_size()
         if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
@@ -168,6 +185,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         named.append(("covariance_factors", lambda: covariance_factors_match(mechanism)))
     if isinstance(mechanism, FrequencyOracle) and mechanism.bit_column_statistic() is not None:
         named.append(("bit_columns", bit_columns))
+    if isinstance(mechanism, FrequencyOracle) and mechanism.lattice_column_statistic() is not None:
+        named.append(("lattice_columns", lattice_columns))
     if mechanism.report_alphabet_size() is not None:
         named.append(("report_alphabet", report_alphabet))
     if isinstance(mechanism, Longitudinal):

@@ -402,6 +402,11 @@ class LaplaceOneHot(_CategoricalMechanism):
     def frequency_statistics(self, reports):
         return {"sums": ExactSum.of(reports, step=self._noise.step)}
 
+    def lattice_column_statistic(self):
+        """The statistic is the exact sums of the report columns, on the noise's lattice: Spark may sum them in
+        lattice units where they are stored."""
+        return "sums", self._noise.step
+
     def frequency_estimate(self, stats, n):
         """``theta = sums / n`` from the exact sums (or, from the bootstrap's simulated ``draws``, float rows)."""
         sums = stats["sums"]

@@ -91,6 +91,8 @@ def broken(fresh_registry):
     ("broken-independent-covariance", "frequency_moments", "frequency_cross_covariance gives n Cov("),
     ("broken-column-covariance", "frequency_moments", "cross_covariance_columns is True, but"),
     ("broken-bit-columns", "bit_columns", "declares 1 ones per report"),
+    ("broken-lattice-step", "lattice_columns", "reports hold values off it"),
+    ("broken-lattice-sums", "lattice_columns", "returns ['sums'], not those sums"),
     ("broken-alphabet", "report_alphabet", "declares 2 distinct reports; the channel has 3 outputs"),
     ("broken-alphabet-sampled", "report_alphabet", "declares 2 distinct reports; 5000 privatised records gave 3"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),

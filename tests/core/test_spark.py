@@ -381,3 +381,84 @@ def test_counted_numbers_at_small_n_and_extreme_epsilon_are_the_in_memory_result
             for variable in expected.data_vars:
                 assert np.array_equal(result[variable].values, expected[variable].values, equal_nan=True), (
                     name, epsilon, variable)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
+def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkeypatch, epsilon):
+    """One-hot Laplace reports, double columns on the noise's lattice: Spark sums them in long lattice units in one
+    aggregation, no Python task runs (mapInArrow is gone), and the result is the in-memory one bit for bit, at
+    n = 1, 10, 30 and 3000 over 3 partitions (some empty), at a small, a middle and a large epsilon."""
+    summed = []
+    original = spark_engine._lattice_column_sums
+    monkeypatch.setattr(spark_engine, "_lattice_column_sums", lambda *a: summed.append(original(*a)) or summed[-1])
+    from pyspark.sql import DataFrame
+    monkeypatch.setattr(DataFrame, "mapInArrow", None)
+    mech = ldpest.mechanism("laplace", epsilon=epsilon, categories=["a", "b", "c", "d"])
+    ansi = spark.conf.get("spark.sql.ansi.enabled", None)  # off while Spark sums, then as it was
+    for n in (1, 10, 30, 3000):
+        reports = mech.privatize(np.random.default_rng(n).choice(["a", "b", "c", "d"], n, p=[0.7, 0.2, 0.1, 0.0]),
+                                 rng=n)
+        with warnings.catch_warnings():  # a few reports are uninformative, and both estimates say so
+            warnings.simplefilter("ignore", ldpest.EstimateWarning)
+            expected = ldpest.estimate(reports)
+            found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+        assert summed[-1] is not None and summed[-1][0] == n
+        assert summed[-1][1]["sums"] == mech.frequency_statistics(np.asarray(reports.values))["sums"]
+        for variable in expected.data_vars:
+            assert np.array_equal(found[variable].values, expected[variable].values), (n, variable)
+        assert found.attrs == expected.attrs
+        assert spark.conf.get("spark.sql.ansi.enabled", None) == ansi
+
+
+def test_lattice_columns_off_the_lattice_or_too_large_go_through_python_with_the_same_result(spark, monkeypatch):
+    """A value off the lattice, one of 2^62 steps or more (even where the column's sum would fit a long), and sums
+    that overflow a long fall back to every report
+    through Arrow: the same result as in memory.  NaN, infinities, a missing value and no rows are refused as the
+    reports' own check refuses them."""
+    mech = ldpest.mechanism("laplace", epsilon=1.0, categories=["a", "b", "c"])
+    values = np.asarray(mech.privatize(np.random.default_rng(4).choice(["a", "b", "c"], 200), rng=5).values)
+    step = mech.noise.step
+    summed = []
+    original = spark_engine._lattice_column_sums
+    monkeypatch.setattr(spark_engine, "_lattice_column_sums", lambda *a: summed.append(original(*a)) or summed[-1])
+
+    def frame(table):
+        return spark.createDataFrame(pd.DataFrame(table, columns=mech.report_columns())).repartition(2)
+
+    off, large = values.copy(), values.copy()
+    off[17, 1] += step / 4
+    large[:, 2] = 0.0
+    large[3:5, 2] = 2.0 ** 63 * step, -2.0 ** 62 * step  # a long saturates at the first, and the sum fits
+    for table in (off, large):
+        summed.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ldpest.EstimateWarning)
+            expected = ldpest.estimate(ldpest.Reports.from_array(table, mech))
+            found = ldpest.estimate(frame(table), mechanism=mech)
+        assert summed == [None]
+        for variable in expected.data_vars:
+            assert np.array_equal(found[variable].values, expected[variable].values), variable
+    overflowing = values[:4].copy()
+    overflowing[:3, 0] = 1.5 * 2.0 ** 61 * step  # each fits a long; the three sum beyond 2^63 - 1 units
+    summed.clear()
+    unprojected = ldpest.estimator("frequency", projection="none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ldpest.EstimateWarning)
+        expected = ldpest.estimate(ldpest.Reports.from_array(overflowing, mech), unprojected)
+        found = ldpest.estimate(frame(overflowing), unprojected, mechanism=mech)
+    assert summed == [None]
+    for variable in expected.data_vars:
+        assert np.array_equal(found[variable].values, expected[variable].values), variable
+    from pyspark.sql import functions as F
+    column = mech.report_columns()[1]
+    for bad in (float("nan"), float("inf")):  # pandas' NaN would arrive as a missing value: Spark's own here
+        spoilt = frame(values).withColumn(column, F.when(F.col(column) > 1, F.lit(bad)).otherwise(F.col(column)))
+        with pytest.raises(ldpest.DataError, match="on Spark: reports: .* NaN or infinite"):
+            ldpest.estimate(spoilt, mechanism=mech)
+    missing = values.copy()
+    missing[5, 1] = np.nan  # a missing value in Spark
+    with pytest.raises(ldpest.DataError, match=f"on Spark: column '{column}' is missing a value"):
+        ldpest.estimate(frame(missing), mechanism=mech)
+    with pytest.raises(ldpest.DataError, match="no reports"):
+        ldpest.estimate(spark.createDataFrame([], ", ".join(f"`{c}` double" for c in mech.report_columns())),
+                        mechanism=mech)
