@@ -382,6 +382,17 @@ class Estimator(_Configurable, abc.ABC):
     # with one value can be finalized with any other
     finalize_params: ClassVar[tuple[str, ...]] = ("projection",)
 
+    def lattice_column_statistic(self, mechanism: Mechanism) -> tuple[str, float] | None:
+        """Optional: ``(name, step)`` where the statistics :meth:`_aggregate` returns for a chunk of ``mechanism``'s
+        reports are ``{name: ExactSum.of(reports, step)}``, the exact sums of report columns on the lattice of
+        ``step`` (a power of two), so that an engine may sum them another way (Spark sums them in the JVM, in
+        long units of ``step``).  Default: the oracle's own declaration
+        (:meth:`FrequencyOracle.lattice_column_statistic`) where the statistics are the oracle's
+        (``aggregates_frequency_statistics``), else None."""
+        if self.aggregates_frequency_statistics and isinstance(mechanism, FrequencyOracle):
+            return mechanism.lattice_column_statistic()
+        return None
+
     @property
     def statistics_spec_json(self) -> str:
         """The part of the spec that determines the sufficient statistics (computed once: the

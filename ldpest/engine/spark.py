@@ -13,8 +13,8 @@ most two adjacent integer values (duchi's codes, two categories) are counted by 
 (:func:`_two_adjacent_values`), and their statistics made on the driver.  Reports of 0/1 columns whose
 statistic is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are
 summed by Spark in one aggregation, with the checks of their values, and nothing reaches Python; so are
-number columns on a lattice whose statistic is their exact sums (one-hot Laplace:
-``FrequencyOracle.lattice_column_statistic``), in long units of the lattice's step.
+number columns on a lattice whose statistic is their exact sums (one-hot Laplace, Laplace histogram cells:
+``Estimator.lattice_column_statistic``), in long units of the lattice's step.
 
 The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
 spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
@@ -328,12 +328,12 @@ _LATTICE_UNITS = float(1 << 62)  # |value| below 2^62 steps: a long holds it exa
 
 
 def _lattice_columns(frame, columns, mechanism, estimator) -> tuple[str, float] | None:
-    """``(name, step)`` where Spark can sum the report columns itself in units of ``step``: reports whose
-    statistic is their exact column sums on a lattice (:meth:`ldpest.FrequencyOracle.lattice_column_statistic`:
-    one-hot Laplace), an estimator whose statistics are the oracle's, one pass, and number columns."""
-    if not (estimator.aggregates_frequency_statistics and not estimator.multipass):
+    """``(name, step)`` where Spark can sum the report columns itself in units of ``step``: an estimator of one
+    pass whose statistics are the exact column sums on a lattice (:meth:`ldpest.Estimator.lattice_column_statistic`:
+    ``frequency`` of one-hot Laplace, ``histogram-mean`` of laplace-histogram), and number columns."""
+    if estimator.multipass:
         return None
-    declared = getattr(mechanism, "lattice_column_statistic", lambda: None)()
+    declared = estimator.lattice_column_statistic(mechanism)
     if declared is None or math.frexp(declared[1])[0] != 0.5:
         return None
     types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}

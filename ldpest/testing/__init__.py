@@ -57,7 +57,9 @@ Each check proves one promise and, when it fails, says what is wrong:
   for bit), ``statistics_add_in_any_order``, ``result_schema`` (the schema, the
   intervals, and the real .nc, .csv and .json writers), ``rejects_empty`` and, where the estimator
   declares ``aggregates_frequency_statistics``, ``frequency_statistics`` (its statistics are the
-  oracle's own, which lets Spark sum bit columns in place).
+  oracle's own, which lets Spark sum bit columns in place) and, where it declares
+  ``lattice_column_statistic``, ``lattice_statistics`` (its statistics are the exact
+  column sums of reports on the declared lattice).
 
 Checks compare error *types*, never wording.  Statistical checks are seeded and
 their tolerances come from sampling variances (5 standard errors), or hold every

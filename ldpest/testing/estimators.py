@@ -17,7 +17,7 @@ from ..io.result_files import read_result, result_table, write_result
 from ..util.errors import DataError, EstimateWarning, LdpestError, ParameterError
 from ..util.xarray import xr
 from .checks import Check, ConformanceError, Report, Z, expect_error, fail, run_checks
-from .mechanisms import SEED, cycle
+from .mechanisms import SEED, cycle, lattice_sums_match
 from .privacy import privatize_quietly
 
 REQUIRED_ATTRS = {"mechanism", "estimator", "epsilon", "n", "projection", "mechanism_spec", "estimator_spec",
@@ -119,12 +119,20 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
             fail("aggregates_frequency_statistics is True, but the statistics are not the oracle's "
                  f"frequency_statistics: {sorted(arrays)} against {sorted(expected)}")
 
+    def lattice_statistics():
+        name, step = estimator.lattice_column_statistic(mechanism)
+        reports = privatize_quietly(mechanism, cycle(data, 500), np.random.default_rng(seed))
+        lattice_sums_match(mechanism, name, step, np.asarray(reports.values),
+                           lambda: estimator.aggregate(reports).arrays)
+
     named = [("unbiased", unbiased), ("stderr_calibrated", stderr_calibrated),
              ("streaming_equals_one_shot", streaming_equals_one_shot),
              ("statistics_add_in_any_order", statistics_add_in_any_order), ("result_schema", result_schema),
              ("rejects_empty", rejects_empty)]
     if estimator.aggregates_frequency_statistics and isinstance(mechanism, FrequencyOracle):
         named.append(("frequency_statistics", frequency_statistics))
+    if estimator.lattice_column_statistic(mechanism) is not None:
+        named.append(("lattice_statistics", lattice_statistics))
     return [Check(name, _small_samples_expected(function), expected_failures.get(name)) for name, function in named]
 
 

@@ -148,19 +148,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
 
     def lattice_columns():
         name, step = mechanism.lattice_column_statistic()
-        if math.frexp(step)[0] != 0.5:
-            fail(f"lattice_column_statistic declares step {step!r}, which is not a power of two")
         values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
-        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
-            fail(f"lattice_column_statistic is declared, but reports have shape {values.shape}, not one column per "
-                 f"report column ({len(mechanism.report_columns())})")
-        units = values / step
-        if not (np.isfinite(units).all() and np.array_equal(np.rint(units), units)):
-            fail(f"lattice_column_statistic declares the lattice of step {step!r}; reports hold values off it")
-        stats = mechanism.frequency_statistics(values)
-        if set(stats) != {name} or not isinstance(stats[name], ExactSum) or stats[name] != ExactSum.of(values, step):
-            fail(f"lattice_column_statistic declares frequency_statistics = {{{name!r}: exact column sums}}; it "
-                 f"returns {sorted(stats)}, not those sums")
+        lattice_sums_match(mechanism, name, step, values, lambda: mechanism.frequency_statistics(values))
 
     def report_alphabet():
         size = mechanism.report_alphabet_size()
@@ -192,6 +181,24 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
     if isinstance(mechanism, Longitudinal):
         named += longitudinal_checks(mechanism, data, seed)
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]
+
+
+def lattice_sums_match(mechanism, name: str, step: float, values: np.ndarray, statistics) -> None:
+    """Fail unless ``step`` is a power of two, ``values`` (privatised reports) lie on its lattice with one column
+    per report column, and ``statistics()`` is ``{name: ExactSum.of(values, step)}``: what a declared
+    ``lattice_column_statistic`` promises (Spark then sums the columns in long units of ``step``)."""
+    if math.frexp(step)[0] != 0.5:
+        fail(f"lattice_column_statistic declares step {step!r}, which is not a power of two")
+    if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
+        fail(f"lattice_column_statistic is declared, but reports have shape {values.shape}, not one column per "
+             f"report column ({len(mechanism.report_columns())})")
+    units = values / step
+    if not (np.isfinite(units).all() and np.array_equal(np.rint(units), units)):
+        fail(f"lattice_column_statistic declares the lattice of step {step!r}; reports hold values off it")
+    found = statistics()
+    if set(found) != {name} or not isinstance(found[name], ExactSum) or found[name] != ExactSum.of(values, step):
+        fail(f"lattice_column_statistic declares the statistics {{{name!r}: exact column sums}}; they are "
+             f"{sorted(found)}, not those sums")
 
 
 def longitudinal_checks(mechanism, data, seed: int) -> list:

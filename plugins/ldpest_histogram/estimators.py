@@ -138,6 +138,13 @@ class HistogramMean(_HistogramEstimator):
     def _noisy_aggregate(self, mechanism, values):
         return {"sums": ExactSum.of(values, step=mechanism.noise.step)}
 
+    def lattice_column_statistic(self, mechanism):
+        """The statistics of Laplace cells are their exact column sums on the noise's lattice (Spark may sum them
+        where they are stored); an oracle's cells, whatever the oracle declares."""
+        if isinstance(mechanism, OracleHistogram):
+            return mechanism.oracle.lattice_column_statistic()
+        return "sums", mechanism.noise.step
+
     def _masses(self, mechanism, arrays, n):
         mu = arrays["sums"].to_float() / n
         clipped = np.clip(mu, 0.0, 1.0)

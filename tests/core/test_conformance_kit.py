@@ -92,7 +92,7 @@ def broken(fresh_registry):
     ("broken-column-covariance", "frequency_moments", "cross_covariance_columns is True, but"),
     ("broken-bit-columns", "bit_columns", "declares 1 ones per report"),
     ("broken-lattice-step", "lattice_columns", "reports hold values off it"),
-    ("broken-lattice-sums", "lattice_columns", "returns ['sums'], not those sums"),
+    ("broken-lattice-sums", "lattice_columns", "they are ['sums'], not those sums"),
     ("broken-alphabet", "report_alphabet", "declares 2 distinct reports; the channel has 3 outputs"),
     ("broken-alphabet-sampled", "report_alphabet", "declares 2 distinct reports; 5000 privatised records gave 3"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
@@ -137,6 +137,19 @@ def test_broken_estimators_fail_with_a_message(broken, name, check, message):
     report = check_estimator(ldpest.estimator(name), mech, LABELS, reps=200, raise_on_failure=False)
     failed = {r.name: r.message for r in report.failures}
     assert check in failed and message in failed[check], str(report)
+
+
+def test_an_estimator_declaring_the_wrong_lattice_fails_the_kit(broken):
+    """histogram-mean's own statistics with a lattice twice as coarse as the noise's declared: the kit's
+    lattice_statistics check finds reports off it (the honest estimator passes it: test_built_in_estimators_conform)."""
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0.0], high=[1.0], bins=4)
+    points = np.linspace(0.05, 0.95, 12)
+    report = check_estimator(ldpest.estimator("broken-histogram-lattice"), mech, points, reps=200,
+                             raise_on_failure=False)
+    failed = {r.name: r.message for r in report.failures}
+    assert "reports hold values off it" in failed.get("lattice_statistics", ""), str(report)
+    honest = check_estimator(ldpest.estimator("histogram-mean"), mech, points, reps=200, raise_on_failure=False)
+    assert "lattice_statistics" in {r.name for r in honest.results if r.passed}, str(honest)
 
 
 def test_declared_expected_failures_do_not_raise(broken):

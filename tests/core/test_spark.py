@@ -383,27 +383,39 @@ def test_counted_numbers_at_small_n_and_extreme_epsilon_are_the_in_memory_result
                     name, epsilon, variable)
 
 
+LATTICE_CASES = [("laplace", {"categories": ["a", "b", "c", "d"]}, "frequency",
+                  lambda rng, n: rng.choice(["a", "b", "c", "d"], n, p=[0.7, 0.2, 0.1, 0.0])),
+                 ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, "histogram-mean",
+                  lambda rng, n: rng.beta(2, 5, n)),
+                 ("oracle-histogram", {"oracle": "laplace", "low": [0.0], "high": [1.0], "bins": 4}, "histogram-mean",
+                  lambda rng, n: rng.beta(2, 5, n))]
+
+
+@pytest.mark.parametrize("name, params, estimator_name, draw", LATTICE_CASES, ids=[case[0] for case in LATTICE_CASES])
 @pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
-def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkeypatch, epsilon):
-    """One-hot Laplace reports, double columns on the noise's lattice: Spark sums them in long lattice units in one
-    aggregation, no Python task runs (mapInArrow is gone), and the result is the in-memory one bit for bit, at
-    n = 1, 10, 30 and 3000 over 3 partitions (some empty), at a small, a middle and a large epsilon."""
+def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkeypatch, name, params, estimator_name,
+                                                                    draw, epsilon):
+    """One-hot Laplace reports and Laplace histogram cells (laplace-histogram, and oracle-histogram with the laplace
+    oracle), double columns on the noise's lattice: Spark sums them
+    in long lattice units in one aggregation, no Python task runs (mapInArrow is gone), and the result is the
+    in-memory one bit for bit, at n = 1, 10, 30 and 3000 over 3 partitions (some empty), at a small, a middle and
+    a large epsilon."""
     summed = []
     original = spark_engine._lattice_column_sums
     monkeypatch.setattr(spark_engine, "_lattice_column_sums", lambda *a: summed.append(original(*a)) or summed[-1])
     from pyspark.sql import DataFrame
     monkeypatch.setattr(DataFrame, "mapInArrow", None)
-    mech = ldpest.mechanism("laplace", epsilon=epsilon, categories=["a", "b", "c", "d"])
+    mech = ldpest.mechanism(name, epsilon=epsilon, **params)
+    estimator = ldpest.estimator(estimator_name)
     ansi = spark.conf.get("spark.sql.ansi.enabled", None)  # off while Spark sums, then as it was
     for n in (1, 10, 30, 3000):
-        reports = mech.privatize(np.random.default_rng(n).choice(["a", "b", "c", "d"], n, p=[0.7, 0.2, 0.1, 0.0]),
-                                 rng=n)
+        reports = mech.privatize(draw(np.random.default_rng(n), n), rng=n)
         with warnings.catch_warnings():  # a few reports are uninformative, and both estimates say so
             warnings.simplefilter("ignore", ldpest.EstimateWarning)
-            expected = ldpest.estimate(reports)
-            found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+            expected = ldpest.estimate(reports, estimator)
+            found = ldpest.estimate(frame_of(spark, reports, 3), estimator, mechanism=mech)
         assert summed[-1] is not None and summed[-1][0] == n
-        assert summed[-1][1]["sums"] == mech.frequency_statistics(np.asarray(reports.values))["sums"]
+        assert summed[-1][1]["sums"] == estimator.aggregate(reports).arrays["sums"]
         for variable in expected.data_vars:
             assert np.array_equal(found[variable].values, expected[variable].values), (n, variable)
         assert found.attrs == expected.attrs
