@@ -393,6 +393,13 @@ class Estimator(_Configurable, abc.ABC):
             return mechanism.lattice_column_statistic()
         return None
 
+    def threshold_count_statistic(self, mechanism: Mechanism) -> tuple[str, float] | None:
+        """Optional: ``(name, threshold)`` where the statistics :meth:`_aggregate` returns for a chunk of
+        ``mechanism``'s reports (rows of finite numbers, one per report column) are ``{name: the number of values
+        at most threshold in each column}`` (int64), so that an engine may count them another way (Spark counts
+        them in the JVM).  None (the default): not declared."""
+        return None
+
     @property
     def statistics_spec_json(self) -> str:
         """The part of the spec that determines the sufficient statistics (computed once: the

@@ -14,7 +14,9 @@ most two adjacent integer values (duchi's codes, two categories) are counted by 
 statistic is their sums (unary encodings, subset selection: ``FrequencyOracle.bit_column_statistic``) are
 summed by Spark in one aggregation, with the checks of their values, and nothing reaches Python; so are
 number columns on a lattice whose statistic is their exact sums (one-hot Laplace, Laplace histogram cells:
-``Estimator.lattice_column_statistic``), in long units of the lattice's step.
+``Estimator.lattice_column_statistic``), in long units of the lattice's step, and number columns whose
+statistic is the count of values at most a threshold (``Estimator.threshold_count_statistic``:
+``histogram-cdf``).
 
 The mechanism is given, or read from the column metadata that :func:`read_parquet` attaches (the
 spec ldpest writes into a Parquet report file).  Executors run the Python that Spark starts
@@ -185,12 +187,11 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
     counted = count_reports and counts_equal_reports(mechanism, columns)
     if count_reports and _sums_bit_columns(frame, columns, mechanism, estimator):
         return estimator.estimate_passes(lambda chosen: _bit_column_statistics(frame, columns, mechanism, chosen))
-    lattice = _lattice_columns(frame, columns, mechanism, estimator) if count_reports else None
-    summed = _lattice_column_sums(frame, columns, *lattice) if lattice is not None else None
-    if summed is not None:
+    in_place = _number_column_statistics(frame, columns, mechanism, estimator) if count_reports else None
+    if in_place is not None:
         from ..stats.sufficient import SufficientStats
 
-        n, statistics = summed
+        n, statistics = in_place
         return estimator.estimate_passes(lambda chosen: SufficientStats(chosen.statistics_spec_json,
                                                                         mechanism.spec_json, n, statistics))
     if counted and _two_reports_at_most(frame, columns, mechanism):
@@ -327,17 +328,41 @@ _FLOAT_TYPES = ("DoubleType", "FloatType")
 _LATTICE_UNITS = float(1 << 62)  # |value| below 2^62 steps: a long holds it exactly (try_sum says if sums do)
 
 
-def _lattice_columns(frame, columns, mechanism, estimator) -> tuple[str, float] | None:
-    """``(name, step)`` where Spark can sum the report columns itself in units of ``step``: an estimator of one
-    pass whose statistics are the exact column sums on a lattice (:meth:`ldpest.Estimator.lattice_column_statistic`:
-    ``frequency`` of one-hot Laplace, ``histogram-mean`` of laplace-histogram), and number columns."""
-    if estimator.multipass:
-        return None
-    declared = estimator.lattice_column_statistic(mechanism)
-    if declared is None or math.frexp(declared[1])[0] != 0.5:
-        return None
+def _number_column_statistics(frame, columns, mechanism, estimator):
+    """``(n, statistics)`` computed by Spark in one aggregation where the reports are stored, for an estimator of
+    one pass over number columns whose statistics are their exact sums on a lattice
+    (:meth:`ldpest.Estimator.lattice_column_statistic`: ``frequency`` of one-hot Laplace, ``histogram-mean`` of
+    Laplace cells) or the counts of values at most a threshold (:meth:`ldpest.Estimator.threshold_count_statistic`:
+    ``histogram-cdf`` of Laplace cells); None otherwise, or where a check fails (then the reports go through
+    Arrow, where they are checked one by one)."""
     types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
-    return declared if all(types.get(column) in _FLOAT_TYPES + _INTEGRAL_TYPES for column in columns) else None
+    if estimator.multipass or not all(types.get(column) in _FLOAT_TYPES + _INTEGRAL_TYPES for column in columns):
+        return None
+    lattice = estimator.lattice_column_statistic(mechanism)
+    if lattice is not None and math.frexp(lattice[1])[0] == 0.5:
+        return _lattice_column_sums(frame, columns, *lattice)
+    threshold = estimator.threshold_count_statistic(mechanism)
+    return _threshold_column_counts(frame, columns, *threshold) if threshold is not None else None
+
+
+def _threshold_column_counts(frame, columns, name: str, threshold: float):
+    """``(n, {name: int64 counts})``: the number of reports and, for each column, the number of values at most
+    ``threshold`` and the number of values that are not finite numbers (missing, NaN, infinite: 0 for the
+    counts to stand).  None where any is not (then the reports' own check names it)."""
+    from pyspark.sql import functions as F
+
+    aggregates = [F.count(F.lit(1))]
+    for column in columns:
+        value = F.col(column).cast("double")
+        aggregates += [F.sum(F.when(value <= F.lit(threshold), 1).otherwise(0)),
+                       F.sum(F.when(F.abs(value) < F.lit(math.inf), 0).otherwise(1))]
+    row = list(frame.agg(*aggregates).collect()[0])
+    n, counts, not_finite = row[0], row[1::2], row[2::2]
+    if n == 0:
+        raise DataError("no reports: the DataFrame holds no rows")
+    if any(not_finite):
+        return None
+    return n, {name: np.array(counts, dtype=np.int64)}
 
 
 def _lattice_column_sums(frame, columns, name: str, step: float):

@@ -59,7 +59,9 @@ Each check proves one promise and, when it fails, says what is wrong:
   declares ``aggregates_frequency_statistics``, ``frequency_statistics`` (its statistics are the
   oracle's own, which lets Spark sum bit columns in place) and, where it declares
   ``lattice_column_statistic``, ``lattice_statistics`` (its statistics are the exact
-  column sums of reports on the declared lattice).
+  column sums of reports on the declared lattice) and, where it declares
+  ``threshold_count_statistic``, ``threshold_statistics`` (its statistics are the
+  counts of values at most the threshold per column).
 
 Checks compare error *types*, never wording.  Statistical checks are seeded and
 their tolerances come from sampling variances (5 standard errors), or hold every

@@ -125,6 +125,19 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         lattice_sums_match(mechanism, name, step, np.asarray(reports.values),
                            lambda: estimator.aggregate(reports).arrays)
 
+    def threshold_statistics():
+        name, threshold = estimator.threshold_count_statistic(mechanism)
+        reports = privatize_quietly(mechanism, cycle(data, 500), np.random.default_rng(seed))
+        values = np.asarray(reports.values, dtype=np.float64)
+        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
+            fail(f"threshold_count_statistic is declared, but reports have shape {values.shape}, not one column per "
+                 f"report column ({len(mechanism.report_columns())})")
+        arrays = estimator.aggregate(reports).arrays
+        expected = (values <= threshold).sum(axis=0, dtype=np.int64)
+        if set(arrays) != {name} or not np.array_equal(np.asarray(arrays[name]), expected):
+            fail(f"threshold_count_statistic declares the statistics {{{name!r}: counts of values at most "
+                 f"{threshold!r} per column}}; they are {sorted(arrays)}, not those counts")
+
     named = [("unbiased", unbiased), ("stderr_calibrated", stderr_calibrated),
              ("streaming_equals_one_shot", streaming_equals_one_shot),
              ("statistics_add_in_any_order", statistics_add_in_any_order), ("result_schema", result_schema),
@@ -133,6 +146,8 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         named.append(("frequency_statistics", frequency_statistics))
     if estimator.lattice_column_statistic(mechanism) is not None:
         named.append(("lattice_statistics", lattice_statistics))
+    if estimator.threshold_count_statistic(mechanism) is not None:
+        named.append(("threshold_statistics", threshold_statistics))
     return [Check(name, _small_samples_expected(function), expected_failures.get(name)) for name, function in named]
 
 

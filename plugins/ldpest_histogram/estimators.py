@@ -196,6 +196,11 @@ class HistogramCdf(_HistogramEstimator):
     def _noisy_aggregate(self, mechanism, values):
         return {"below_half": (values <= 0.5).sum(axis=0, dtype=np.int64)}
 
+    def threshold_count_statistic(self, mechanism):
+        """The statistics of Laplace cells are the counts of values at most 1/2 per cell (Spark may count them
+        where they are stored); an oracle's cells have the oracle's statistics."""
+        return None if isinstance(mechanism, OracleHistogram) else ("below_half", 0.5)
+
     def _masses(self, mechanism, arrays, n):
         q0, q1 = self.thresholds(mechanism)
         mu = (q0 - arrays["below_half"] / n) / (q0 - q1)

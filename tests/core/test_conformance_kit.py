@@ -152,6 +152,18 @@ def test_an_estimator_declaring_the_wrong_lattice_fails_the_kit(broken):
     assert "lattice_statistics" in {r.name for r in honest.results if r.passed}, str(honest)
 
 
+def test_an_estimator_declaring_the_wrong_threshold_fails_the_kit(broken):
+    """histogram-cdf's counts of values at most 1/2, declared as counts at most 1/4: the kit's threshold_statistics
+    check finds they differ; the honest estimator passes it."""
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0.0], high=[1.0], bins=4)
+    points = np.linspace(0.05, 0.95, 12)
+    report = check_estimator(ldpest.estimator("broken-cdf-threshold"), mech, points, reps=200, raise_on_failure=False)
+    failed = {r.name: r.message for r in report.failures}
+    assert "not those counts" in failed.get("threshold_statistics", ""), str(report)
+    honest = check_estimator(ldpest.estimator("histogram-cdf"), mech, points, reps=200, raise_on_failure=False)
+    assert "threshold_statistics" in {r.name for r in honest.results if r.passed}, str(honest)
+
+
 def test_declared_expected_failures_do_not_raise(broken):
     mech = ldpest.mechanism("broken-looping", epsilon=1.0, categories=["a", "b", "c"])
     report = check_mechanism(mech, LABELS, expected_failures={"vectorised": "reference implementation"})

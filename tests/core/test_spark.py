@@ -388,21 +388,25 @@ LATTICE_CASES = [("laplace", {"categories": ["a", "b", "c", "d"]}, "frequency",
                  ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, "histogram-mean",
                   lambda rng, n: rng.beta(2, 5, n)),
                  ("oracle-histogram", {"oracle": "laplace", "low": [0.0], "high": [1.0], "bins": 4}, "histogram-mean",
+                  lambda rng, n: rng.beta(2, 5, n)),
+                 ("laplace-histogram", {"low": [0.0], "high": [1.0], "bins": 5}, "histogram-cdf",  # counts at most 1/2
                   lambda rng, n: rng.beta(2, 5, n))]
 
 
-@pytest.mark.parametrize("name, params, estimator_name, draw", LATTICE_CASES, ids=[case[0] for case in LATTICE_CASES])
+@pytest.mark.parametrize("name, params, estimator_name, draw", LATTICE_CASES,
+                         ids=[f"{case[0]}-{case[2]}" for case in LATTICE_CASES])
 @pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
 def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkeypatch, name, params, estimator_name,
                                                                     draw, epsilon):
     """One-hot Laplace reports and Laplace histogram cells (laplace-histogram, and oracle-histogram with the laplace
-    oracle), double columns on the noise's lattice: Spark sums them
-    in long lattice units in one aggregation, no Python task runs (mapInArrow is gone), and the result is the
-    in-memory one bit for bit, at n = 1, 10, 30 and 3000 over 3 partitions (some empty), at a small, a middle and
-    a large epsilon."""
+    oracle), double columns on the noise's lattice: Spark sums them in long lattice units (or, for histogram-cdf,
+    counts the values at most 1/2) in one aggregation, no Python task runs (mapInArrow is gone), and the result is
+    the in-memory one bit for bit, at n = 1, 10, 30 and 3000 over 3 partitions (some empty), at a small, a middle
+    and a large epsilon."""
     summed = []
-    original = spark_engine._lattice_column_sums
-    monkeypatch.setattr(spark_engine, "_lattice_column_sums", lambda *a: summed.append(original(*a)) or summed[-1])
+    original = spark_engine._number_column_statistics
+    monkeypatch.setattr(spark_engine, "_number_column_statistics",
+                        lambda *a: summed.append(original(*a)) or summed[-1])
     from pyspark.sql import DataFrame
     monkeypatch.setattr(DataFrame, "mapInArrow", None)
     mech = ldpest.mechanism(name, epsilon=epsilon, **params)
@@ -415,7 +419,11 @@ def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkey
             expected = ldpest.estimate(reports, estimator)
             found = ldpest.estimate(frame_of(spark, reports, 3), estimator, mechanism=mech)
         assert summed[-1] is not None and summed[-1][0] == n
-        assert summed[-1][1]["sums"] == estimator.aggregate(reports).arrays["sums"]
+        in_memory = estimator.aggregate(reports).arrays
+        assert set(summed[-1][1]) == set(in_memory)
+        for key, value in in_memory.items():
+            assert (value == summed[-1][1][key]) if isinstance(value, ldpest.ExactSum) else np.array_equal(
+                value, summed[-1][1][key]), key
         for variable in expected.data_vars:
             assert np.array_equal(found[variable].values, expected[variable].values), (n, variable)
         assert found.attrs == expected.attrs
@@ -473,4 +481,23 @@ def test_lattice_columns_off_the_lattice_or_too_large_go_through_python_with_the
         ldpest.estimate(frame(missing), mechanism=mech)
     with pytest.raises(ldpest.DataError, match="no reports"):
         ldpest.estimate(spark.createDataFrame([], ", ".join(f"`{c}` double" for c in mech.report_columns())),
+                        mechanism=mech)
+
+
+def test_threshold_counts_of_values_that_are_not_numbers_go_through_python(spark):
+    """histogram-cdf of Laplace cells: NaN, an infinity and a missing value make Spark's counts stand aside, and the
+    reports' own check names them; an infinity that the counts would take as at most 1/2 (minus infinity) too."""
+    from pyspark.sql import functions as F
+    mech = ldpest.mechanism("laplace-histogram", epsilon=1.0, low=[0.0], high=[1.0], bins=3)
+    values = np.asarray(mech.privatize(np.random.default_rng(6).beta(2, 5, 200), rng=7).values)
+    column = mech.report_columns()[2]
+    frame = spark.createDataFrame(pd.DataFrame(values, columns=mech.report_columns())).repartition(2)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        spoilt = frame.withColumn(column, F.when(F.col(column) > 1, F.lit(bad)).otherwise(F.col(column)))
+        with pytest.raises(ldpest.DataError, match="on Spark: reports: .* NaN or infinite"):
+            ldpest.estimate(spoilt, "histogram-cdf", mechanism=mech)
+    missing = values.copy()
+    missing[8, 2] = np.nan  # a missing value in Spark
+    with pytest.raises(ldpest.DataError, match=f"on Spark: column '{column}' is missing a value"):
+        ldpest.estimate(spark.createDataFrame(pd.DataFrame(missing, columns=mech.report_columns())), "histogram-cdf",
                         mechanism=mech)
