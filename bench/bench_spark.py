@@ -6,7 +6,9 @@ row groups of 10^7), read by one Spark session (``local[2]`` by default):
 * plain Spark: for randomized response ``spark.read.parquet(path).groupBy("report").count().collect()``,
   for unary bits and one-hot Laplace reports the sum of every column, ``agg(sum(report_0), ...)``: the counts
   (or sums) every frequency estimate needs, and the frequencies from them in numpy on the driver; for Laplace
-  histogram cells ``agg(sum(cast(cell_0 <= 0.5 as int)), ...)`` and the densities from them; for numbers (duchi,
+  histogram cells ``agg(sum(cast(cell_0 <= 0.5 as int)), ...)`` and the densities from them; for local hashing
+  each category's supports by long arithmetic (``y P <= g ((a j + c) mod P) < (y + 1) P``) in one aggregation,
+  and the frequencies from them; for numbers (duchi,
   piecewise: codes on an evenly spaced lattice) ``agg(count(1), sum(report), sum(report * report))``,
   the mean and its standard error in numpy;
 * ldpest: ``ldpest.estimate(read_parquet(spark, path))``: Spark counts the distinct labels (each
@@ -15,7 +17,8 @@ row groups of 10^7), read by one Spark session (``local[2]`` by default):
   checks (one aggregation), or sums Laplace's double columns in long units of their lattice with a check that
   every value is on it (one aggregation), or for laplace-histogram (its default, histogram-cdf) counts each
   cell's values at most 1/2 with a check that every value is a finite number (one aggregation), and the
-  labelled result with standard errors is made on the driver;
+  labelled result with standard errors is made on the driver (local hashing: the same supports in one
+  aggregation with the reports' checks, up to ``HASHED_IN_PLACE`` categories; beyond, through Arrow);
 * the same with ``count_reports=False``: every report sent through Arrow to Python;
 * for counted reports, the same without the session settings that ldpest sets while Spark counts
   (``ldpest.engine.spark._counting_settings``): with the vectorised aggregation map alone, and with neither.
@@ -29,6 +32,7 @@ Interleaved, best of --repeat, after one warm-up of each:
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism piecewise   # or duchi
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism laplace --d 4
     .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism laplace-histogram --d 4   # d bins on [0, 1]
+    .venv/bin/python bench/bench_spark.py --n 100000000 --mechanism local-hashing --d 16
 """
 
 from __future__ import annotations
@@ -87,6 +91,8 @@ def plain_spark(spark, path: Path, mechanism):
         masses = (q0 - np.array(row[1:], dtype=np.float64) / row[0]) / (q0 - q1)
         return masses * len(columns)  # densities: the cells of [0, 1] have width 1 / bins
     d, e = len(mechanism.categories), math.exp(mechanism.epsilon)
+    if mechanism.name == "local-hashing":  # each category's supports, y P <= g ((a j + c) mod P) < (y + 1) P
+        return plain_spark_local_hashing(frame, mechanism)
     if mechanism.name == "laplace":  # one-hot plus noise: the column means are the frequencies
         from pyspark.sql import functions as F
 
@@ -103,6 +109,23 @@ def plain_spark(spark, path: Path, mechanism):
         counts[row["report"]] = row["count"]
     p, q = e / (e + d - 1), 1 / (e + d - 1)
     return (counts / counts.sum() - q) / (p - q)
+
+
+def plain_spark_local_hashing(frame, mechanism) -> np.ndarray:
+    """The supports of every category, counted by one aggregation of long arithmetic, and the unbiased frequencies
+    from them (``(support / n - q*) / (p - q*)``, with ldpest's exact ``p`` and ``q*``)."""
+    from pyspark.sql import functions as F
+
+    prime, g = mechanism.params["prime"], mechanism.params["hash_range"]
+    a, c, y = F.col("hash_a"), F.col("hash_c"), F.col("value").cast("long")
+    low = y * F.lit(prime)
+    supports = []
+    for j in range(len(mechanism.categories)):
+        scaled = ((a * F.lit(j) + c) % F.lit(prime)) * F.lit(g)
+        supports.append(F.sum(((scaled >= low) & (scaled < low + F.lit(prime))).cast("int")))
+    row = frame.agg(F.count(F.lit(1)), *supports).collect()[0]
+    p, q = (float(v) for v in mechanism._support)  # noqa: SLF001  the exact probabilities ldpest decodes with
+    return (np.array(row[1:], dtype=np.float64) / row[0] - q) / (p - q)
 
 
 def plain_spark_mean(frame, mechanism) -> tuple[np.ndarray, float]:
@@ -139,6 +162,19 @@ def without_settings(frame, keep):
         spark_engine._counting_settings = chosen  # noqa: SLF001
 
 
+def without_ansi(spark, call):
+    """``call()`` with the session's ANSI mode off (no overflow checks in its arithmetic), then as it was."""
+    before = spark.conf.get("spark.sql.ansi.enabled", None)
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try:
+        return call()
+    finally:
+        if before is None:
+            spark.conf.unset("spark.sql.ansi.enabled")
+        else:
+            spark.conf.set("spark.sql.ansi.enabled", before)
+
+
 def timed(call) -> tuple[float, object]:
     start = time.perf_counter()
     value = call()
@@ -150,7 +186,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000_000)
     parser.add_argument("--mechanism", default="randomized-response",
                         choices=["randomized-response", "unary-randomized-response", "laplace", "laplace-histogram",
-                                 *NUMBERS])
+                                 "local-hashing", *NUMBERS])
     parser.add_argument("--d", type=int, default=16)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
@@ -178,13 +214,17 @@ def main() -> None:
             frame = read_parquet(spark, path)
             numbers = args.mechanism in NUMBERS
             plain_name = "plain Spark " + {"randomized-response": "groupBy().count()",
+                                           "local-hashing": "agg(sum(supports j), ...)",
                                            "laplace-histogram": "agg(sum(cast(cell <= 0.5 as int)), ...)"}.get(
                 args.mechanism, "agg(count, sum, sum of squares)" if numbers else "agg(sum(column), ...)")
             two_values = spark_engine._two_reports_at_most  # noqa: SLF001  which path ldpest takes
-            one_aggregation = (args.mechanism in ("unary-randomized-response", "laplace", "laplace-histogram")
+            hashed = args.mechanism == "local-hashing" and args.d <= spark_engine.HASHED_IN_PLACE
+            one_aggregation = (args.mechanism in ("unary-randomized-response", "laplace", "laplace-histogram") or hashed
                                or two_values(frame, mechanism.report_columns(), mechanism))
+            counted = spark_engine.counts_equal_reports(mechanism, mechanism.report_columns())
             ours_name = "ldpest.estimate " + ("(one aggregation)" if one_aggregation
-                                              else "(counted, mapInArrow + treeReduce)")
+                                              else "(counted, mapInArrow + treeReduce)" if counted
+                                              else "(mapInArrow + treeReduce)")
             default = ldpest.estimator(mechanism.default_estimator)
             arrow_name = "every report through Arrow (count_reports=False)"
             counts_name = "plain Spark groupBy().count() (ldpest's counts)"
@@ -192,10 +232,14 @@ def main() -> None:
                     ours_name: lambda: ldpest.estimate(frame),
                     arrow_name: lambda: estimate_spark(frame, default, mechanism=mechanism, count_reports=False)}
             repeats = {plain_name: args.repeat, ours_name: args.repeat, arrow_name: arrow_repeat}
+            if args.mechanism in ("local-hashing", "laplace"):  # ldpest turns ANSI mode off while Spark sums
+                ansi_name = plain_name + ", ANSI mode off"
+                runs[ansi_name] = lambda: without_ansi(spark, lambda: plain_spark(spark, path, mechanism))
+                repeats[ansi_name] = args.repeat
             if numbers:  # the statistic ldpest keeps (each code's count) by Spark alone
                 runs[counts_name] = lambda: spark.read.parquet(str(path)).groupBy("report").count().collect()
                 repeats[counts_name] = args.repeat
-            if not one_aggregation:  # what ldpest's session settings for counting give
+            if counted and not one_aggregation:  # what ldpest's session settings for counting give
                 for settings_name, keep in SETTINGS:
                     runs[settings_name] = lambda keep=keep: without_settings(frame, keep)
                     repeats[settings_name] = args.repeat
@@ -218,6 +262,9 @@ def main() -> None:
     print(f"ratio ldpest / plain Spark: {ours / plain:.2f}{through_arrow}")
     if counts_name in best:
         print(f"ratio ldpest / plain Spark's counts: {ours / best[counts_name]:.2f}")
+    for name in best:
+        if name.endswith("ANSI mode off"):
+            print(f"ratio ldpest / {name}: {ours / best[name]:.2f}")
     for settings_name, _ in SETTINGS:
         if settings_name in best:
             print(f"ratio {settings_name} / plain Spark: {best[settings_name] / plain:.2f}")

@@ -250,6 +250,14 @@ class FrequencyOracle(abc.ABC):
         (docs/benchmarks.md, "Spark").  None (the default): not declared."""
         return None
 
+    def linear_hash_statistic(self) -> tuple[str, int, int] | None:
+        """Optional: ``(name, P, g)`` where every report is three integer columns ``(a, c, y)`` with ``1 <= a < P``,
+        ``0 <= c < P`` and ``0 <= y < g``, and :meth:`frequency_statistics` is ``{name: support}``,
+        ``support_j = #{i : floor(g ((a_i j + c_i) mod P) / P) = y_i}`` for each category ``j = 0..d-1`` (local
+        hashing's universal family).  Spark then counts the supports in place for few categories
+        (docs/benchmarks.md, "Spark").  None (the default): not declared."""
+        return None
+
     def support_ratio(self) -> float | None:
         """Optional: ``r > 1`` when the likelihood of every report is two-valued over the inputs, ``P(y | x) =
         c(y) (1 + (r - 1) [x in S(y)])``, with ``S(y)`` the categories the report favours

@@ -47,6 +47,9 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``lattice_columns`` (frequency oracles that declare ``lattice_column_statistic``):
   the step is a power of two, the reports lie on its lattice, one column per report
   column, and the statistics are their exact column sums;
+* ``linear_hash`` (frequency oracles that declare ``linear_hash_statistic``): the
+  reports are three integer columns in the declared ranges, and the statistics are
+  the supports of the universal family, recomputed in exact integers;
 * ``report_alphabet`` (mechanisms that declare ``report_alphabet_size``): the
   channel has no more outputs, and 5000 privatised records no more distinct
   reports, than declared;

@@ -151,6 +151,23 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
         lattice_sums_match(mechanism, name, step, values, lambda: mechanism.frequency_statistics(values))
 
+    def linear_hash():
+        name, prime, g = mechanism.linear_hash_statistic()
+        values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
+        if values.ndim != 2 or values.shape[1] != 3 or values.dtype.kind not in "iu":
+            fail(f"linear_hash_statistic is declared, but reports are {values.dtype} of shape {values.shape}, not "
+                 "three integer columns (a, c, y)")
+        a, c, y = (values[:, k].astype(object) for k in range(3))
+        if not (all(1 <= v < prime for v in a) and all(0 <= v < prime for v in c) and all(0 <= v < g for v in y)):
+            fail(f"linear_hash_statistic declares 1 <= a < {prime}, 0 <= c < {prime} and 0 <= y < {g}; reports hold "
+                 "values outside")
+        support = [sum(int(g * ((ai * j + ci) % prime) // prime == yi) for ai, ci, yi in zip(a, c, y, strict=True))
+                   for j in range(len(mechanism.categories))]
+        stats = mechanism.frequency_statistics(values)
+        if set(stats) != {name} or not np.array_equal(np.asarray(stats[name]), support):
+            fail(f"linear_hash_statistic declares frequency_statistics = {{{name!r}: supports}}; it returns "
+                 f"{sorted(stats)}, not the supports {support[:5]}...")
+
     def report_alphabet():
         size = mechanism.report_alphabet_size()
         if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
@@ -176,6 +193,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         named.append(("bit_columns", bit_columns))
     if isinstance(mechanism, FrequencyOracle) and mechanism.lattice_column_statistic() is not None:
         named.append(("lattice_columns", lattice_columns))
+    if isinstance(mechanism, FrequencyOracle) and mechanism.linear_hash_statistic() is not None:
+        named.append(("linear_hash", linear_hash))
     if mechanism.report_alphabet_size() is not None:
         named.append(("report_alphabet", report_alphabet))
     if isinstance(mechanism, Longitudinal):

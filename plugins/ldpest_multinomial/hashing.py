@@ -320,6 +320,11 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
             out[1, j] += squares[rows] @ inside
         return out
 
+    def linear_hash_statistic(self):
+        """The universal family's supports, from ``(hash_a, hash_c, value)`` (module docstring); the xxh32 family
+        declares none."""
+        return None if self._xxh32 else ("support", self._prime, self._g)
+
     def support_ratio(self) -> float:
         """``p (g - 1) / (1 - p)``: given its hash, a report says the input's hashed value with probability
         ``p`` and each of the ``g - 1`` others with ``(1 - p) / (g - 1)``."""

@@ -501,3 +501,52 @@ def test_threshold_counts_of_values_that_are_not_numbers_go_through_python(spark
     with pytest.raises(ldpest.DataError, match=f"on Spark: column '{column}' is missing a value"):
         ldpest.estimate(spark.createDataFrame(pd.DataFrame(missing, columns=mech.report_columns())), "histogram-cdf",
                         mechanism=mech)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
+def test_local_hashing_supports_are_counted_by_spark_for_few_categories(spark, monkeypatch, epsilon):
+    """Local hashing's (hash_a, hash_c, value) reports over at most HASHED_IN_PLACE categories: Spark counts every
+    category's supports itself in one aggregation, no Python task runs, and the result is the in-memory one bit
+    for bit at n = 1, 10, 30 and 3000 over 3 partitions; one category more goes through Arrow, with the same
+    result."""
+    counted = []
+    original = spark_engine._linear_hash_statistics
+    monkeypatch.setattr(spark_engine, "_linear_hash_statistics", lambda *a: counted.append(original(*a)) or counted[-1])
+    from pyspark.sql import DataFrame
+    arrow = DataFrame.mapInArrow
+    for d in (3, spark_engine.HASHED_IN_PLACE, spark_engine.HASHED_IN_PLACE + 1):
+        monkeypatch.setattr(DataFrame, "mapInArrow", None if d <= spark_engine.HASHED_IN_PLACE else arrow)
+        mech = ldpest.mechanism("local-hashing", epsilon=epsilon, categories=list(range(d)))
+        for n in (1, 10, 30, 3000):
+            reports = mech.privatize(np.minimum(np.random.default_rng(n).geometric(0.3, n) - 1, d - 1), rng=n)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ldpest.EstimateWarning)
+                expected = ldpest.estimate(reports)
+                found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+            if d <= spark_engine.HASHED_IN_PLACE:
+                assert counted[-1] is not None and counted[-1][0] == n
+                assert np.array_equal(counted[-1][1]["support"], mech.frequency_statistics(np.asarray(reports.values))[
+                    "support"])
+            else:
+                assert counted[-1] is None
+            for variable in expected.data_vars:
+                assert np.array_equal(found[variable].values, expected[variable].values), (d, n, variable)
+            assert found.attrs == expected.attrs
+
+
+def test_local_hashing_reports_out_of_range_are_refused_as_the_reports_own_check_refuses_them(spark):
+    """a = 0, c = P, value = g, a value far beyond a long's products (which wraps, with ANSI mode off, and is then
+    refused) and a missing value: Spark's counts stand aside and the reports' own check names the column."""
+    mech = ldpest.mechanism("local-hashing", epsilon=1.0, categories=list(range(6)))
+    values = np.asarray(mech.privatize(np.arange(60) % 6, rng=8).values)
+    prime, g = mech.params["prime"], mech.params["hash_range"]
+    for column, bad in ((0, 0), (1, prime), (2, g), (0, 1 << 62)):
+        spoilt = values.copy()
+        spoilt[7, column] = bad
+        table = pd.DataFrame(spoilt, columns=mech.report_columns())
+        with pytest.raises(ldpest.DataError, match=f"on Spark: .*{mech.report_columns()[column]} outside"):
+            ldpest.estimate(spark.createDataFrame(table).repartition(2), mechanism=mech)
+    missing = pd.DataFrame(values, columns=mech.report_columns()).astype("Int64")
+    missing.iloc[4, 1] = pd.NA
+    with pytest.raises(ldpest.DataError, match="on Spark: .*missing"):
+        ldpest.estimate(spark.createDataFrame(missing), mechanism=mech)
