@@ -260,7 +260,8 @@ def test_reports_of_two_values_are_checked_like_the_reports_themselves(spark):
         return spark.createDataFrame(pd.DataFrame({"report": codes})).repartition(2)
     for codes, message in (([1, 2] * 10, "on Spark: .*got np.int64\\(2\\)$"),
                            ([3] * 5, "on Spark: .*got np.int64\\(3\\)$"),
-                           ([0, 1, 2] * 5, "on Spark: .*got np.int64\\(2\\)")):
+                           ([0, 1, 2] * 5, "on Spark: .*got np.int64\\(2\\)"),
+                           ([0, 1, 1 << 62, 1 << 62], f"on Spark: .*got np.int64\\({1 << 62}\\)")):  # a sum overflows
         with pytest.raises(ldpest.DataError, match=message):
             ldpest.estimate(frame(np.array(codes, dtype=np.int64)), mechanism=mech)
     missing = pd.DataFrame({"report": np.arange(20) % 2}).astype("Int64")
