@@ -219,7 +219,7 @@ def estimate_spark(frame, estimator, *, mechanism: Mechanism, columns=None, code
         except ValueError as exc:  # an empty RDD: no partition held a report
             if "empty" not in str(exc).lower():
                 raise
-            raise DataError("no reports: the DataFrame holds no rows") from None
+            raise _no_rows() from None
         except Exception as exc:  # an executor's error arrives wrapped in Spark's; say the ldpest one
             raise _ldpest_error(exc) from None
     try:
@@ -271,12 +271,23 @@ def _sql_conf(frame, settings: dict[str, str]):
 
 _INTEGER_TYPES = ("ByteType", "ShortType", "IntegerType", "LongType")
 _INTEGRAL_TYPES = (*_INTEGER_TYPES, "BooleanType")
+_FLOAT_TYPES = ("DoubleType", "FloatType")
+
+
+def _columns_of_types(frame, columns, types: tuple[str, ...]) -> bool:
+    """Whether every one of ``columns`` has one of the Spark ``types`` (their class names)."""
+    found = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
+    return all(found.get(column) in types for column in columns)
+
+
+def _no_rows() -> DataError:
+    return DataError("no reports: the DataFrame holds no rows")
 
 
 def _two_reports_at_most(frame, columns, mechanism) -> bool:
     """One integer (or boolean) report column of a mechanism whose reports take at most two values (a declared
     alphabet of 2, e.g. duchi's codes; or two categories)."""
-    if len(columns) != 1 or type(frame.schema[columns[0]].dataType).__name__ not in _INTEGRAL_TYPES:
+    if len(columns) != 1 or not _columns_of_types(frame, columns, _INTEGRAL_TYPES):
         return False
     size = mechanism.report_alphabet_size()
     return (size is not None and size <= 2) or (mechanism.report_kind == "label" and len(mechanism.categories) <= 2)
@@ -294,7 +305,7 @@ def _two_adjacent_values(frame, column: str) -> tuple[list[int], list[int]] | No
         n, present, low, high, total = frame.agg(F.count(F.lit(1)), F.count(value), F.min(value), F.max(value),
                                                  F.sum(value)).collect()[0]
     if n == 0:
-        raise DataError("no reports: the DataFrame holds no rows")
+        raise _no_rows()
     if present != n or high - low > 1:
         return None
     if high == low:
@@ -326,11 +337,9 @@ def _sums_bit_columns(frame, columns, mechanism, estimator) -> bool:
     if not (estimator.aggregates_frequency_statistics and not estimator.multipass
             and getattr(mechanism, "bit_column_statistic", lambda: None)() is not None):
         return False
-    types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
-    return all(types.get(column) in _INTEGRAL_TYPES for column in columns)
+    return _columns_of_types(frame, columns, _INTEGRAL_TYPES)
 
 
-_FLOAT_TYPES = ("DoubleType", "FloatType")
 _LATTICE_UNITS = float(1 << 62)  # |value| below 2^62 steps: a long holds it exactly (try_sum says if sums do)
 
 
@@ -358,10 +367,8 @@ def _linear_hash_statistics(frame, columns, mechanism, estimator):
     from pyspark.sql import functions as F
 
     declared = mechanism.linear_hash_statistic() if isinstance(mechanism, FrequencyOracle) else None
-    types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
     if (declared is None or not estimator.aggregates_frequency_statistics or len(columns) != 3
-            or len(mechanism.categories) > HASHED_IN_PLACE
-            or not all(types.get(column) in _INTEGER_TYPES for column in columns)):
+            or len(mechanism.categories) > HASHED_IN_PLACE or not _columns_of_types(frame, columns, _INTEGER_TYPES)):
         return None
     name, prime, g = declared
     a, c, y = (F.col(column).cast("long") for column in columns)
@@ -374,7 +381,7 @@ def _linear_hash_statistics(frame, columns, mechanism, estimator):
         row = list(frame.agg(*aggregates).collect()[0])
     n, complete, a_low, a_high, c_low, c_high, y_low, y_high = row[:8]
     if n == 0:
-        raise DataError("no reports: the DataFrame holds no rows")
+        raise _no_rows()
     if complete != n or a_low < 1 or a_high >= prime or c_low < 0 or c_high >= prime or y_low < 0 or y_high >= g:
         return None
     return n, {name: np.array(row[8:], dtype=np.int64)}
@@ -387,8 +394,7 @@ def _number_column_statistics(frame, columns, mechanism, estimator):
     Laplace cells) or the counts of values at most a threshold (:meth:`ldpest.Estimator.threshold_count_statistic`:
     ``histogram-cdf`` of Laplace cells); None otherwise, or where a check fails (then the reports go through
     Arrow, where they are checked one by one)."""
-    types = {field.name: type(field.dataType).__name__ for field in frame.schema.fields}
-    if not all(types.get(column) in _FLOAT_TYPES + _INTEGRAL_TYPES for column in columns):
+    if not _columns_of_types(frame, columns, _FLOAT_TYPES + _INTEGRAL_TYPES):
         return None
     lattice = estimator.lattice_column_statistic(mechanism)
     if lattice is not None and math.frexp(lattice[1])[0] == 0.5:
@@ -411,7 +417,7 @@ def _threshold_column_counts(frame, columns, name: str, threshold: float):
     row = list(frame.agg(*aggregates).collect()[0])
     n, counts, not_finite = row[0], row[1::2], row[2::2]
     if n == 0:
-        raise DataError("no reports: the DataFrame holds no rows")
+        raise _no_rows()
     if any(not_finite):
         return None
     return n, {name: np.array(counts, dtype=np.int64)}
@@ -426,8 +432,8 @@ def _lattice_column_sums(frame, columns, name: str, step: float):
     :meth:`ExactSum.of` to the bit.  ANSI mode is off while it runs, so that a value no long holds (NaN, an
     infinity) is cast without an error and found by the other two aggregates.  None where any check fails:
     then the reports go through Arrow, where they are checked and summed one by one (and a bad value named).
-    These separate aggregates cost about half what one test of every value in a ``when`` did (10^8 reports,
-    d = 4: 1.2-1.8x plain Spark's double sums, against 1.75-1.95x; bench/bench_spark.py)."""
+    At 10^8 reports these separate aggregates took 1.19-1.54x plain Spark's double sums (``bench/bench_spark.py
+    --mechanism laplace``); one test of every value in a ``when`` took 1.54-1.95x in scratch runs."""
     from pyspark.sql import functions as F
 
     from ..stats.exactsum import ExactSum
@@ -441,7 +447,7 @@ def _lattice_column_sums(frame, columns, name: str, step: float):
         row = list(frame.agg(*aggregates).collect()[0])
     n, sums, off_lattice, largest = row[0], row[1::3], row[2::3], row[3::3]
     if n == 0:
-        raise DataError("no reports: the DataFrame holds no rows")
+        raise _no_rows()
     if any(total is None for total in sums) or not all(off == 0 and most < _LATTICE_UNITS
                                                        for off, most in zip(off_lattice, largest, strict=True)):
         return None
@@ -473,7 +479,7 @@ def _bit_column_statistics(frame, columns, mechanism, estimator):
         row = list(frame.agg(*aggregates).collect()[0])  # sum of a report holds is refused, not a Spark error
     n, complete, low, high = row[:4]
     if n == 0:
-        raise DataError("no reports: the DataFrame holds no rows")
+        raise _no_rows()
     if complete != n or low < 0 or high > 1:
         _name_the_bad_column(frame, columns, values, mechanism)
     if ones is not None and not row[-2] == row[-1] == ones:

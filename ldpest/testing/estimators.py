@@ -17,7 +17,7 @@ from ..io.result_files import read_result, result_table, write_result
 from ..util.errors import DataError, EstimateWarning, LdpestError, ParameterError
 from ..util.xarray import xr
 from .checks import Check, ConformanceError, Report, Z, expect_error, fail, run_checks
-from .mechanisms import SEED, cycle, lattice_sums_match
+from .mechanisms import SEED, cycle, lattice_sums_match, require_one_column_each
 from .privacy import privatize_quietly
 
 REQUIRED_ATTRS = {"mechanism", "estimator", "epsilon", "n", "projection", "mechanism_spec", "estimator_spec",
@@ -129,9 +129,7 @@ def estimator_checks(estimator: Estimator, mechanism: Mechanism, data, *, target
         name, threshold = estimator.threshold_count_statistic(mechanism)
         reports = privatize_quietly(mechanism, cycle(data, 500), np.random.default_rng(seed))
         values = np.asarray(reports.values, dtype=np.float64)
-        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
-            fail(f"threshold_count_statistic is declared, but reports have shape {values.shape}, not one column per "
-                 f"report column ({len(mechanism.report_columns())})")
+        require_one_column_each(mechanism, values, "threshold_count_statistic")
         arrays = estimator.aggregate(reports).arrays
         expected = (values <= threshold).sum(axis=0, dtype=np.int64)
         if set(arrays) != {name} or not np.array_equal(np.asarray(arrays[name]), expected):

@@ -133,9 +133,7 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
     def bit_columns():
         name, ones = mechanism.bit_column_statistic()
         values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
-        if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
-            fail(f"bit_column_statistic is declared, but reports have shape {values.shape}, not one column per report "
-                 f"column ({len(mechanism.report_columns())})")
+        require_one_column_each(mechanism, values, "bit_column_statistic")
         if not np.isin(values, (0, 1)).all():
             fail("bit_column_statistic is declared, but reports hold values other than 0 and 1")
         if ones is not None and not np.all(values.sum(axis=1) == ones):
@@ -202,15 +200,21 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
     return [Check(name, function, expected_failures.get(name), notes.get(name, "")) for name, function in named]
 
 
+def require_one_column_each(mechanism, values: np.ndarray, declaration: str) -> None:
+    """Fail unless ``values`` (privatised reports) hold one column per report column, as ``declaration`` (a
+    statistic Spark computes column by column) assumes."""
+    if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
+        fail(f"{declaration} is declared, but reports have shape {values.shape}, not one column per report column "
+             f"({len(mechanism.report_columns())})")
+
+
 def lattice_sums_match(mechanism, name: str, step: float, values: np.ndarray, statistics) -> None:
     """Fail unless ``step`` is a power of two, ``values`` (privatised reports) lie on its lattice with one column
     per report column, and ``statistics()`` is ``{name: ExactSum.of(values, step)}``: what a declared
     ``lattice_column_statistic`` promises (Spark then sums the columns in long units of ``step``)."""
     if math.frexp(step)[0] != 0.5:
         fail(f"lattice_column_statistic declares step {step!r}, which is not a power of two")
-    if values.ndim != 2 or values.shape[1] != len(mechanism.report_columns()):
-        fail(f"lattice_column_statistic is declared, but reports have shape {values.shape}, not one column per "
-             f"report column ({len(mechanism.report_columns())})")
+    require_one_column_each(mechanism, values, "lattice_column_statistic")
     units = values / step
     if not (np.isfinite(units).all() and np.array_equal(np.rint(units), units)):
         fail(f"lattice_column_statistic declares the lattice of step {step!r}; reports hold values off it")
