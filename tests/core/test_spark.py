@@ -402,7 +402,7 @@ LATTICE_CASES = [("laplace", {"categories": ["a", "b", "c", "d"]}, "frequency",
 
 @pytest.mark.parametrize("name, params, estimator_name, draw", LATTICE_CASES,
                          ids=[f"{case[0]}-{case[2]}" for case in LATTICE_CASES])
-@pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
+@pytest.mark.parametrize("epsilon", [2.5e-4, 0.05, 1.0, 40.0, 1000.0])  # the smallest and largest accepted too
 def test_lattice_columns_are_summed_by_spark_where_they_are_stored(spark, monkeypatch, name, params, estimator_name,
                                                                     draw, epsilon):
     """One-hot Laplace reports and Laplace histogram cells (laplace-histogram, and oracle-histogram with the laplace
@@ -510,7 +510,7 @@ def test_threshold_counts_of_values_that_are_not_numbers_go_through_python(spark
                         mechanism=mech)
 
 
-@pytest.mark.parametrize("epsilon", [0.05, 1.0, 40.0])
+@pytest.mark.parametrize("epsilon", [1e-3, 0.05, 1.0, 40.0, 700.0])
 def test_local_hashing_supports_are_counted_by_spark_for_few_categories(spark, monkeypatch, epsilon):
     """Local hashing's (hash_a, hash_c, value) reports over at most HASHED_IN_PLACE categories: Spark counts every
     category's supports itself in one aggregation, no Python task runs, and the result is the in-memory one bit
