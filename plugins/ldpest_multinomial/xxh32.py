@@ -1,24 +1,20 @@
 """xxHash32 of decimal strings, vectorised over numpy arrays: the hash that pure-ldp's
 ``LHClient`` and multi-freq-ldpy's ``LH_Client`` apply to ``str(index)`` (docs/other-libraries.md).
 
-XXH32 (Collet, xxHash specification 0.8) of an input of ``L < 16`` bytes with seed ``s``:
-
-    h = s + P5 + L
-    each 4-byte little-endian word w:  h = rotl(h + w P3, 17) P4
-    each remaining byte b:             h = rotl(h + b P5, 11) P1
-    h ^= h >> 15; h *= P2; h ^= h >> 13; h *= P3; h ^= h >> 16
-
-all modulo 2^32.  The seed is taken modulo 2^32, as the ``xxhash`` package does with the 63-bit
-seeds the peers draw.  Tested against the ``xxhash`` package (tests/plugins/test_xxh32.py).
+XXH32 of an input of ``L < 16`` bytes as :mod:`ldpest.util.xxh32` states it (with its constants and a scalar
+reference).  The seed is taken modulo 2^32, as the ``xxhash`` package does with the 63-bit seeds the peers draw.
+Tested against the ``xxhash`` package (tests/plugins/test_xxh32.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-P1, P2, P3, P4, P5 = (np.uint32(v) for v in (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1))
-_MASK = (1 << 32) - 1
-_MAX_DIGITS = 15  # inputs of 16 bytes or more take the striped path, which this module does not need
+from ldpest.util import xxh32 as reference
+
+P1, P2, P3, P4, P5 = (np.uint32(v) for v in (reference.P1, reference.P2, reference.P3, reference.P4, reference.P5))
+_MASK = reference.MASK
+_MAX_DIGITS = reference.SHORT - 1  # longer inputs take the striped path, which this module does not need
 
 
 def _rotl(h: np.ndarray, r: int) -> np.ndarray:

@@ -16,6 +16,7 @@ from stats_helpers import assert_mean_matches, assert_variance_matches
 
 import ldpest
 from ldpest.testing import check_mechanism
+from ldpest.util.xxh32 import xxh32
 from ldpest_multinomial.xxh32 import xxh32_decimal
 
 EPSILONS = [1e-6, 0.01, 0.5, 1.0, 2.0, 5.0, 20.0, 50.0, 709.0, 1e5]
@@ -37,6 +38,18 @@ def test_the_vectorised_hash_is_xxhash_on_decimal_strings():
     assert int(xxh32_decimal(12, 5)) == xxhash.xxh32(b"12", seed=5).intdigest()
     with pytest.raises(ValueError, match="0..10"):
         xxh32_decimal(-1, 0)
+
+
+def test_the_scalar_reference_is_xxhash_for_every_short_length():
+    """The kit's reference (ldpest.util.xxh32) against the package, every length 0..15 and seeds past 2^32."""
+    rng = np.random.default_rng(2)
+    for length in range(16):
+        for _ in range(40):
+            data = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+            seed = int(rng.integers(0, 2 ** 63))
+            assert xxh32(data, seed) == xxhash.xxh32(data, seed=seed).intdigest(), (data, seed)
+    with pytest.raises(ValueError, match="fewer than 16 bytes"):
+        xxh32(bytes(16), 0)
 
 
 def test_collisions_of_the_family_are_one_in_g_within_binomial_error():
