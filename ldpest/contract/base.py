@@ -258,6 +258,14 @@ class FrequencyOracle(abc.ABC):
         (docs/benchmarks.md, "Spark").  None (the default): not declared."""
         return None
 
+    def decimal_xxh32_statistic(self) -> tuple[str, int] | None:
+        """Optional: ``(name, g)`` where every report is two integer columns ``(y, s)`` with ``0 <= y < g`` and
+        ``0 <= s < 2^63``, and :meth:`frequency_statistics` is ``{name: support}``, ``support_j = #{i :
+        XXH32(str(j), s_i mod 2^32) mod g = y_i}`` for each category ``j = 0..d-1`` (local hashing's ``xxh32``
+        family, pure-ldp's and multi-freq-ldpy's; :mod:`ldpest.util.xxh32`).  Spark then counts the supports in
+        place for few categories (docs/benchmarks.md, "Spark").  None (the default): not declared."""
+        return None
+
     def support_ratio(self) -> float | None:
         """Optional: ``r > 1`` when the likelihood of every report is two-valued over the inputs, ``P(y | x) =
         c(y) (1 + (r - 1) [x in S(y)])``, with ``S(y)`` the categories the report favours

@@ -50,6 +50,10 @@ Each check proves one promise and, when it fails, says what is wrong:
 * ``linear_hash`` (frequency oracles that declare ``linear_hash_statistic``): the
   reports are three integer columns in the declared ranges, and the statistics are
   the supports of the universal family, recomputed in exact integers;
+* ``decimal_xxh32`` (frequency oracles that declare ``decimal_xxh32_statistic``):
+  the reports are two integer columns in the declared ranges, and the statistics
+  are the supports of the xxh32 family, recomputed with the scalar reference of
+  :mod:`ldpest.util.xxh32`;
 * ``report_alphabet`` (mechanisms that declare ``report_alphabet_size``): the
   channel has no more outputs, and 5000 privatised records no more distinct
   reports, than declared;

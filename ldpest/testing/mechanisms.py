@@ -19,6 +19,8 @@ from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..stats.exactsum import ExactSum
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
+from ..util.xxh32 import MASK as xxh32_mask
+from ..util.xxh32 import xxh32
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
 from .moments import covariance_factors_match, frequency_moments_match_channel, report_support_matches_channel
 from .privacy import (
@@ -166,6 +168,22 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
             fail(f"linear_hash_statistic declares frequency_statistics = {{{name!r}: supports}}; it returns "
                  f"{sorted(stats)}, not the supports {support[:5]}...")
 
+    def decimal_xxh32():
+        name, g = mechanism.decimal_xxh32_statistic()
+        values = np.asarray(mechanism.privatize(cycle(data, 500), rng=np.random.default_rng(seed)).values)
+        if values.ndim != 2 or values.shape[1] != 2 or values.dtype.kind not in "iu":
+            fail(f"decimal_xxh32_statistic is declared, but reports are {values.dtype} of shape {values.shape}, not "
+                 "two integer columns (y, s)")
+        y, s = (values[:, k].astype(object) for k in range(2))
+        if not (all(0 <= v < g for v in y) and all(0 <= v < 1 << 63 for v in s)):
+            fail(f"decimal_xxh32_statistic declares 0 <= y < {g} and 0 <= s < 2^63; reports hold values outside")
+        support = [sum(int(xxh32(str(j).encode(), si & xxh32_mask) % g == yi) for yi, si in zip(y, s, strict=True))
+                   for j in range(len(mechanism.categories))]
+        stats = mechanism.frequency_statistics(values)
+        if set(stats) != {name} or not np.array_equal(np.asarray(stats[name]), support):
+            fail(f"decimal_xxh32_statistic declares frequency_statistics = {{{name!r}: supports}}; it returns "
+                 f"{sorted(stats)}, not the supports {support[:5]}...")
+
     def report_alphabet():
         size = mechanism.report_alphabet_size()
         if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
@@ -193,6 +211,8 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         named.append(("lattice_columns", lattice_columns))
     if isinstance(mechanism, FrequencyOracle) and mechanism.linear_hash_statistic() is not None:
         named.append(("linear_hash", linear_hash))
+    if isinstance(mechanism, FrequencyOracle) and mechanism.decimal_xxh32_statistic() is not None:
+        named.append(("decimal_xxh32", decimal_xxh32))
     if mechanism.report_alphabet_size() is not None:
         named.append(("report_alphabet", report_alphabet))
     if isinstance(mechanism, Longitudinal):

@@ -322,8 +322,13 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
 
     def linear_hash_statistic(self):
         """The universal family's supports, from ``(hash_a, hash_c, value)`` (module docstring); the xxh32 family
-        declares none."""
+        declares :meth:`decimal_xxh32_statistic` instead."""
         return None if self._xxh32 else ("support", self._prime, self._g)
+
+    def decimal_xxh32_statistic(self):
+        """The xxh32 family's supports, from ``(value, seed)`` (module docstring); the universal family declares
+        :meth:`linear_hash_statistic` instead."""
+        return ("support", self._g) if self._xxh32 else None
 
     def support_ratio(self) -> float:
         """``p (g - 1) / (1 - p)``: given its hash, a report says the input's hashed value with probability

@@ -94,6 +94,7 @@ def broken(fresh_registry):
     ("broken-lattice-step", "lattice_columns", "reports hold values off it"),
     ("broken-lattice-sums", "lattice_columns", "they are ['sums'], not those sums"),
     ("broken-linear-hash", "linear_hash", "not the supports"),
+    ("broken-xxh32", "decimal_xxh32", "not the supports"),
     ("broken-alphabet", "report_alphabet", "declares 2 distinct reports; the channel has 3 outputs"),
     ("broken-alphabet-sampled", "report_alphabet", "declares 2 distinct reports; 5000 privatised records gave 3"),
     ("broken-late-covariance", "frequency_moments", "n Cov('c', "),
