@@ -510,44 +510,19 @@ def test_threshold_counts_of_values_that_are_not_numbers_go_through_python(spark
                         mechanism=mech)
 
 
-@pytest.mark.parametrize("epsilon", [1e-3, 0.05, 1.0, 40.0, 700.0])
-def test_local_hashing_supports_are_counted_by_spark_for_few_categories(spark, monkeypatch, epsilon):
-    """Local hashing's (hash_a, hash_c, value) reports over at most HASHED_IN_PLACE categories: Spark counts every
-    category's supports itself in one aggregation, no Python task runs, and the result is the in-memory one bit
-    for bit at n = 1, 10, 30 and 3000 over 3 partitions; one category more goes through Arrow, with the same
-    result."""
-    counted = []
-    original = spark_engine._linear_hash_statistics
-    monkeypatch.setattr(spark_engine, "_linear_hash_statistics", lambda *a: counted.append(original(*a)) or counted[-1])
-    from pyspark.sql import DataFrame
-    arrow = DataFrame.mapInArrow
-    for d in (3, spark_engine.HASHED_IN_PLACE, spark_engine.HASHED_IN_PLACE + 1):
-        monkeypatch.setattr(DataFrame, "mapInArrow", None if d <= spark_engine.HASHED_IN_PLACE else arrow)
-        mech = ldpest.mechanism("local-hashing", epsilon=epsilon, categories=list(range(d)))
-        for n in (1, 10, 30, 3000):
-            reports = mech.privatize(np.minimum(np.random.default_rng(n).geometric(0.3, n) - 1, d - 1), rng=n)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ldpest.EstimateWarning)
-                expected = ldpest.estimate(reports)
-                found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
-            if d <= spark_engine.HASHED_IN_PLACE:
-                assert counted[-1] is not None and counted[-1][0] == n
-                assert np.array_equal(counted[-1][1]["support"], mech.frequency_statistics(np.asarray(reports.values))[
-                    "support"])
-            else:
-                assert counted[-1] is None
-            for variable in expected.data_vars:
-                assert np.array_equal(found[variable].values, expected[variable].values), (d, n, variable)
-            assert found.attrs == expected.attrs
-
-
-def test_local_hashing_reports_out_of_range_are_refused_as_the_reports_own_check_refuses_them(spark):
-    """a = 0, c = P, value = g, a value far beyond a long's products (which wraps, with ANSI mode off, and is then
-    refused) and a missing value: Spark's counts stand aside and the reports' own check names the column."""
-    mech = ldpest.mechanism("local-hashing", epsilon=1.0, categories=list(range(6)))
+@pytest.mark.parametrize("family", ["universal", "xxh32"])
+def test_local_hashing_reports_out_of_range_are_refused_as_the_reports_own_check_refuses_them(spark, family):
+    """Universal family: a = 0, c = P, value = g, a value far beyond a long's products (which wraps, with ANSI mode
+    off, and is then refused); xxh32: value = -1, value = g, seed = -1; and a missing value: Spark's counts stand
+    aside and the reports' own check names the column."""
+    mech = ldpest.mechanism("local-hashing", epsilon=1.0, categories=list(range(6)), hash_family=family)
     values = np.asarray(mech.privatize(np.arange(60) % 6, rng=8).values)
-    prime, g = mech.params["prime"], mech.params["hash_range"]
-    for column, bad in ((0, 0), (1, prime), (2, g), (0, 1 << 62)):
+    g = mech.params["hash_range"]
+    if family == "universal":
+        bad_cells = ((0, 0), (1, mech.params["prime"]), (2, g), (0, 1 << 62))
+    else:
+        bad_cells = ((0, -1), (0, g), (1, -1))
+    for column, bad in bad_cells:
         spoilt = values.copy()
         spoilt[7, column] = bad
         table = pd.DataFrame(spoilt, columns=mech.report_columns())
@@ -557,3 +532,68 @@ def test_local_hashing_reports_out_of_range_are_refused_as_the_reports_own_check
     missing.iloc[4, 1] = pd.NA
     with pytest.raises(ldpest.DataError, match="on Spark: .*missing"):
         ldpest.estimate(spark.createDataFrame(missing), mechanism=mech)
+
+
+def hashed_reports(mech, n: int):
+    """n local-hashing reports of a skewed truth; for the xxh32 family with the peers' 63-bit seeds (so their low
+    32 bits and the products that wrap in longs are exercised) and half of them supporting nothing in view."""
+    d, rng = len(mech.categories), np.random.default_rng(n)
+    reports = mech.privatize(np.minimum(rng.geometric(0.3, n) - 1, d - 1), rng=n)
+    if mech.hash_family == "universal":
+        return reports
+    values = np.asarray(reports.values).copy()
+    values[:, 1] = rng.integers(0, 1 << 63, n, dtype=np.int64)
+    values[:, 0] = mech.xxh32_hash(values[:, 1].astype(np.uint64), rng.integers(0, d, n))
+    values[: n // 2, 0] = rng.integers(0, mech.params["hash_range"], n // 2)
+    return ldpest.Reports.from_array(values, mech)
+
+
+@pytest.mark.parametrize(("family", "epsilon"), [("universal", epsilon) for epsilon in (1e-3, 0.05, 1.0, 40.0, 700.0)]
+                         + [("xxh32", epsilon) for epsilon in (1e-3, 1.0, 700.0)])
+def test_local_hashing_supports_are_counted_by_spark_for_few_categories(spark, monkeypatch, family, epsilon):
+    """Local hashing's reports over at most HASHED_IN_PLACE categories, universal (hash_a, hash_c, value) or the
+    peers' xxh32 (value, seed): Spark computes the hashes and counts every category's supports itself in one
+    aggregation, no Python task runs, and the result is the in-memory one bit for bit at n = 1, 10, 30 and 3000
+    over 3 partitions; one category more goes through Arrow, with the same result."""
+    counted = []
+    counter = "_linear_hash_statistics" if family == "universal" else "_xxh32_statistics"
+    original = getattr(spark_engine, counter)
+    monkeypatch.setattr(spark_engine, counter, lambda *a: counted.append(original(*a)) or counted[-1])
+    from pyspark.sql import DataFrame
+    arrow = DataFrame.mapInArrow
+    for d in (3, spark_engine.HASHED_IN_PLACE, spark_engine.HASHED_IN_PLACE + 1):
+        monkeypatch.setattr(DataFrame, "mapInArrow", None if d <= spark_engine.HASHED_IN_PLACE else arrow)
+        mech = ldpest.mechanism("local-hashing", epsilon=epsilon, categories=list(range(d)), hash_family=family)
+        for n in (1, 10, 30, 3000):
+            reports = hashed_reports(mech, n)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ldpest.EstimateWarning)
+                expected = ldpest.estimate(reports)
+                found = ldpest.estimate(frame_of(spark, reports, 3), mechanism=mech)
+            if d <= spark_engine.HASHED_IN_PLACE:
+                assert counted[-1] is not None and counted[-1][0] == n
+                supports = mech.frequency_statistics(np.asarray(reports.values))["support"]
+                assert np.array_equal(counted[-1][1]["support"], supports)
+            else:
+                assert counted[-1] is None
+            for variable in expected.data_vars:
+                assert np.array_equal(found[variable].values, expected[variable].values), (d, n, variable)
+            assert found.attrs == expected.attrs
+
+
+def test_spark_xxh32_columns_are_the_reference_for_inputs_of_every_length(spark):
+    """The column expressions of XXH32 against :func:`ldpest.util.xxh32.xxh32` for decimal inputs of 1 to 15 digits
+    (so the 4-byte rounds too, which few categories never reach) under 63-bit seeds."""
+    from pyspark.sql import functions as F
+
+    from ldpest.util.xxh32 import xxh32
+
+    rng = np.random.default_rng(6)
+    inputs = [0, 9, 10, 99, 123, 1234, 12345, 999999, 1234567, 12345678, 10 ** 14 + 7, 10 ** 15 - 1]
+    seeds = np.concatenate([[0, 1, (1 << 32) - 1, 1 << 32, (1 << 63) - 1], rng.integers(0, 1 << 63, 200)])
+    frame = spark.createDataFrame(pd.DataFrame({"s": seeds})).repartition(2)
+    with spark_engine._sql_conf(frame, spark_engine._NO_ANSI):
+        rows = frame.select("s", *spark_engine._xxh32_columns(F.col("s"), inputs)).collect()
+    assert len(rows) == seeds.size
+    for row in rows:
+        assert list(row[1:]) == [xxh32(str(value).encode(), row[0]) for value in inputs], row[0]
