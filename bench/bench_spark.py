@@ -154,6 +154,8 @@ def plain_spark_xxh32(frame, mechanism) -> np.ndarray:
 
     from ldpest.util.xxh32 import MASK, P1, P2, P3, P5
 
+    if len(mechanism.categories) > 10_000:
+        raise SystemExit("--mechanism local-hashing-xxh32: this baseline has byte rounds only, so --d at most 10000")
     mask, g = F.lit(MASK), mechanism.params["hash_range"]
 
     def rotl(h, bits):

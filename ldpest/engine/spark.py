@@ -405,9 +405,9 @@ def _xxh32_statistics(frame, columns, mechanism, estimator):
         return None
     name, g = declared
     y, seed = (F.col(column).cast("long") for column in columns)
-    with _sql_conf(frame, _NO_ANSI):  # built here too: an expression takes the ANSI mode when it is analysed
-        hashes = _xxh32_columns(seed, range(len(mechanism.categories)))
-        supports = [F.sum(((h % F.lit(g)) == y).cast("int")) for h in hashes]
+    hashes = _xxh32_columns(seed, range(len(mechanism.categories)))
+    supports = [F.sum(((h % F.lit(g)) == y).cast("int")) for h in hashes]
+    with _sql_conf(frame, _NO_ANSI):
         row = list(frame.agg(F.count(F.lit(1)), F.count(y + seed), F.min(y), F.max(y), F.min(seed),
                              *supports).collect()[0])
     n, complete, y_low, y_high, seed_low = row[:5]
@@ -425,8 +425,9 @@ def _xxh32_columns(seed, inputs) -> list:
     The input's bytes are constants, so a round is one addition, a rotation and a multiplication, in longs masked
     to 32 bits; a product of two 32-bit values wraps modulo 2^64 and keeps its low 32 bits exact.  Each is one
     nested expression, in which a rotation or shift reads its operand twice: Spark's code generation computes a
-    repeated subexpression once.  Measured: 10^7 reports at d = 16 took 73 s with one ``select`` per round and
-    3 s nested (``python bench/bench_spark.py --n 10000000 --mechanism local-hashing-xxh32 --d 16``)."""
+    repeated subexpression once.  Measured at 10^7 reports, d = 16 (``bench/bench_spark.py --n 10000000 --mechanism
+    local-hashing-xxh32 --d 16``): 2.29 s nested, 73 s with one ``select`` per round, which Spark keeps apart
+    (bench/results/spark-xxh32.txt)."""
     from pyspark.sql import functions as F
 
     mask = F.lit(xxh32.MASK)

@@ -19,7 +19,6 @@ from ..contract.reports import Reports
 from ..io.sources import read_reports
 from ..stats.exactsum import ExactSum
 from ..util.errors import DataDroppedWarning, DataError, ParameterError
-from ..util.xxh32 import MASK as xxh32_mask
 from ..util.xxh32 import xxh32
 from .checks import ALARM, Check, Report, expect_error, fail, run_checks
 from .moments import covariance_factors_match, frequency_moments_match_channel, report_support_matches_channel
@@ -177,7 +176,7 @@ def mechanism_checks(mechanism: Mechanism, data, *, expected_failures: dict | No
         y, s = (values[:, k].astype(object) for k in range(2))
         if not (all(0 <= v < g for v in y) and all(0 <= v < 1 << 63 for v in s)):
             fail(f"decimal_xxh32_statistic declares 0 <= y < {g} and 0 <= s < 2^63; reports hold values outside")
-        support = [sum(int(xxh32(str(j).encode(), si & xxh32_mask) % g == yi) for yi, si in zip(y, s, strict=True))
+        support = [sum(int(xxh32(str(j).encode(), si) % g == yi) for yi, si in zip(y, s, strict=True))
                    for j in range(len(mechanism.categories))]
         stats = mechanism.frequency_statistics(values)
         if set(stats) != {name} or not np.array_equal(np.asarray(stats[name]), support):
