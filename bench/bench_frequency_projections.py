@@ -21,8 +21,8 @@ PROJECTIONS = ("simplex", "positive", "mle")
 
 
 def errors(name: str, epsilon: float, d: int, n: int, reps: int, seed: int = 0) -> tuple[dict[str, float], dict]:
-    """Mean squared l2 error per projection over ``reps`` exact draws, and the mle's mean EM steps
-    (``mle_iterations``; 0 for a closed form) and mean seconds per finalize."""
+    """Mean squared l2 error per projection over ``reps`` exact draws, and the mle's mean steps
+    (``mle_iterations``: Newton or EM steps, 0 for a closed form), its method and mean seconds per finalize."""
     mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
     truth = np.exp(-np.arange(d) / 8.0)
     truth /= truth.sum()
@@ -30,6 +30,7 @@ def errors(name: str, epsilon: float, d: int, n: int, reps: int, seed: int = 0) 
     rng = np.random.default_rng(seed)
     totals = dict.fromkeys(PROJECTIONS, 0.0)
     steps = seconds = 0.0
+    method = ""
     for _ in range(reps):
         stats = estimators["simplex"].simulate(mechanism, truth, n, rng)
         for projection, estimator in estimators.items():
@@ -41,9 +42,10 @@ def errors(name: str, epsilon: float, d: int, n: int, reps: int, seed: int = 0) 
             if projection == "mle":
                 seconds += time.perf_counter() - start
                 steps += result.attrs.get("mle_iterations", 0)
+                method = result.attrs.get("mle_method", "")
             totals[projection] += float(np.sum((result["probability"].values - truth) ** 2))
     return ({projection: total / reps for projection, total in totals.items()},
-            {"em_steps": steps / reps, "seconds": seconds / reps})
+            {"steps": steps / reps, "method": method, "seconds": seconds / reps})
 
 
 def main() -> None:
@@ -57,7 +59,7 @@ def main() -> None:
     found, mle = errors(args.mechanism, args.epsilon, args.d, args.n, args.reps)
     cells = "  ".join(f"{projection} {value * 1e3:.2f}" for projection, value in found.items())
     print(f"{args.mechanism} epsilon={args.epsilon:g} d={args.d} n={args.n} reps={args.reps}: "
-          f"squared l2 error x 1e-3: {cells}; mle {mle['em_steps']:.0f} EM steps, {mle['seconds']:.3f} s")
+          f"squared l2 error x 1e-3: {cells}; mle {mle['steps']:.1f} steps ({mle['method']}), {mle['seconds']:.4f} s")
 
 
 if __name__ == "__main__":

@@ -17,22 +17,55 @@ MLE_MAX_ROUNDS = 20_000  # rounds of three EM steps
 
 def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
                       adjoint: Callable[[np.ndarray], np.ndarray], d: int, *,
+                      curvature: Callable[[np.ndarray], np.ndarray] | None = None, start=None,
                       gap: float | None = None, max_rounds: int | None = None) -> tuple[np.ndarray, dict]:
     """The frequencies ``theta`` on the simplex that maximise ``l(theta) = sum_z c_z log P_theta(z)``, with
     ``P_theta = forward(theta)`` the law of one report (linear in theta) and ``adjoint(w)_x =
     sum_z w_z Q(z | x)`` its transpose.
 
-    EM (iterative Bayesian update) is ``F(theta) = theta g`` with ``g = adjoint(c / P_theta) / n``; it is
-    accelerated by SQUAREM (Varadhan and Roland 2008, scheme S3: two EM steps, an extrapolation
-    along them, one EM step from there, kept only if the likelihood did not fall).  The
-    log-likelihood is concave, ``grad l = n g`` and ``sum_x theta_x g_x = 1``, so the Frank-Wolfe gap
-    ``n (max_x g_x - 1)`` bounds ``l(theta*) - l(theta)``: the iteration stops when it is at most
-    ``gap`` (default :data:`MLE_GAP`), or after ``max_rounds`` (default :data:`MLE_MAX_ROUNDS`).
-    Returns ``(theta, info)``: ``iterations`` (EM steps),
-    ``likelihood_gap`` (the final bound) and ``converged``."""
+    ``grad l = adjoint(c / P_theta)`` and ``theta . grad l = n``; the log-likelihood is concave, so the
+    Frank-Wolfe gap ``max_x grad_x l - n`` bounds ``l(theta*) - l(theta)``: the iteration stops when it is at
+    most ``gap`` (default :data:`MLE_GAP`).
+
+    * With ``curvature`` (``curvature(w)_xy = sum_z w_z Q(z | x) Q(z | y)``, so that ``-curvature(c /
+      P_theta^2)`` is the Hessian of ``l``): projected Newton from ``start`` (default uniform). Each step
+      maximises the second-order model of ``l`` over the simplex exactly (:func:`simplex_qp_active`) and
+      halves the step until the likelihood rises; at most :data:`MLE_MAX_NEWTON` steps. A step that cannot
+      raise it, or a singular model (rounding where the curvature is ill-conditioned), hands the iterate
+      over to EM.
+    * Else EM (the iterative Bayesian update ``F(theta) = theta g``, ``g = adjoint(c / P_theta) / n``),
+      accelerated by SQUAREM (Varadhan and Roland 2008, scheme S3: two EM steps, an extrapolation along
+      them, one EM step from there, kept only if the likelihood did not fall), for at most ``max_rounds``
+      rounds (default :data:`MLE_MAX_ROUNDS`).
+
+    Returns ``(theta, info)``: ``method``, ``iterations`` (Newton plus EM steps), ``likelihood_gap`` (the
+    final bound) and ``converged``."""
     gap = MLE_GAP if gap is None else gap
-    max_rounds = MLE_MAX_ROUNDS if max_rounds is None else max_rounds
     counts = np.asarray(counts, dtype=np.float64)
+    theta = np.full(d, 1.0 / d) if start is None else np.asarray(start, dtype=np.float64)
+    if curvature is None:
+        theta, steps, bound = _em_count_mle(counts, forward, adjoint, theta, gap, max_rounds)
+        method = "EM accelerated by SQUAREM"
+    else:
+        theta, newton, bound, stalled = _newton_count_mle(counts, forward, adjoint, curvature, theta, gap)
+        steps, method = newton, "projected Newton with the exact curvature"
+        if stalled:
+            theta, em_steps, bound = _em_count_mle(counts, forward, adjoint, theta, gap, max_rounds)
+            steps, method = newton + em_steps, f"{method}, then EM accelerated by SQUAREM"
+    return theta, {"method": method, "iterations": steps,
+                   "likelihood_gap": max(float(bound), 0.0), "converged": bool(bound <= gap)}
+
+
+def _count_gradient(counts, used, probability, adjoint) -> np.ndarray:
+    """``grad l = adjoint(c / P)`` (0 weight where no report fell)."""
+    weights = np.zeros_like(counts)
+    weights[used] = counts[used] / probability[used]
+    return adjoint(weights)
+
+
+def _em_count_mle(counts, forward, adjoint, theta, gap: float, max_rounds: int | None):
+    """SQUAREM-accelerated EM from ``theta``: ``(theta, EM steps, Frank-Wolfe gap)``."""
+    max_rounds = MLE_MAX_ROUNDS if max_rounds is None else max_rounds
     n = counts.sum()
     used = counts > 0
     steps = 0
@@ -42,13 +75,10 @@ def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
         nonlocal steps
         steps += 1
         probability = forward(theta)
-        weights = np.zeros_like(counts)
-        weights[used] = counts[used] / probability[used]
-        g = adjoint(weights) / n
+        g = _count_gradient(counts, used, probability, adjoint) / n
         mapped = theta * g
         return mapped / mapped.sum(), float(counts[used] @ np.log(probability[used])), n * (float(g.max()) - 1.0)
 
-    theta = np.full(d, 1.0 / d)
     for _ in range(max_rounds):
         first, likelihood, bound = step(theta)
         if bound <= gap:
@@ -63,8 +93,127 @@ def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
         theta = stabilised if candidate_likelihood >= likelihood else second
     else:
         _, _, bound = step(theta)  # the bound of the theta returned
-    return theta, {"method": "EM accelerated by SQUAREM", "iterations": steps,
-                   "likelihood_gap": max(float(bound), 0.0), "converged": bool(bound <= gap)}
+    return theta, steps, bound
+
+
+MLE_MAX_NEWTON = 100  # Newton steps of channel_count_mle (measured: 2-4 from the projected unbiased estimate)
+NEWTON_HALVINGS = 40  # a step shortened this often without raising the likelihood hands over to EM
+
+
+def _newton_count_mle(counts, forward, adjoint, curvature, theta, gap: float):
+    """Projected Newton (:func:`channel_count_mle`): ``(theta, steps, Frank-Wolfe gap, stalled)``."""
+    used = counts > 0
+
+    def value(theta):
+        probability = forward(theta)
+        return float(counts[used] @ np.log(probability[used])), probability
+
+    likelihood, probability = value(theta)
+    for steps in range(MLE_MAX_NEWTON + 1):
+        gradient = _count_gradient(counts, used, probability, adjoint)
+        bound = float(gradient.max() - theta @ gradient)
+        if bound <= gap or steps == MLE_MAX_NEWTON:
+            return theta, steps, bound, False
+        weights = np.zeros_like(counts)
+        weights[used] = counts[used] / probability[used] ** 2
+        model = curvature(weights)
+        # a ridge of 1e-9 of the largest entry: few reports leave the curvature singular (the maximum is then
+        # not unique), and the stopping rule, not the model, certifies the result
+        model[np.diag_indices_from(model)] += 1e-9 * float(np.abs(model).max())
+        try:
+            target = simplex_qp_active(model, gradient, theta)
+        except np.linalg.LinAlgError:
+            return theta, steps, bound, True
+        direction = target - theta
+        for _ in range(NEWTON_HALVINGS):
+            following = theta + direction
+            following_likelihood, following_probability = value(following)
+            if following_likelihood > likelihood:
+                break
+            direction = direction / 2
+        else:
+            return theta, steps, bound, True
+        theta, likelihood, probability = following, following_likelihood, following_probability
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def simplex_qp_active(curvature: np.ndarray, gradient: np.ndarray, theta, *,
+                      max_iterations: int | None = None) -> np.ndarray:
+    """The maximiser over the simplex of the model ``gradient . (z - theta) - (z - theta)^T curvature
+    (z - theta) / 2`` (``curvature`` positive definite on ``{sum z = 0}``) by a primal active-set method.
+    On the free set ``W`` (at first ``theta``'s support) the model's maximiser with ``z = 0`` off ``W`` and
+    ``sum z = 1`` solves one bordered linear system. Where that solution is below 0 somewhere, those
+    coordinates leave ``W`` together (again while the solution without them is below 0 somewhere) if that
+    ends at a solution no worse than the current point; otherwise the current point moves toward the
+    solution up to the first coordinate that reaches 0, which leaves ``W`` (the textbook step, which always
+    gains). A feasible solution is optimal unless some ``z_j = 0`` has a slope above the multiplier; those
+    join ``W`` (all of them, or only the steepest where they would all block the next step at once). Exact
+    up to rounding whatever the conditioning, where :func:`simplex_qp`'s gradient steps are slow (Hadamard
+    response with several blocks: condition
+    number 145-1934 on the simplex at d = 100-1000, epsilon 2)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    d = theta.size
+    target = gradient + curvature @ theta  # the model is target . z - z^T curvature z / 2 + constant
+
+    def value(point):
+        return float(target @ point - point @ (curvature @ point) / 2)
+
+    def solve(index):
+        k = index.size
+        system = np.empty((k + 1, k + 1))
+        system[:k, :k] = curvature[np.ix_(index, index)]
+        system[:k, k] = system[k, :k] = 1.0
+        system[k, k] = 0.0
+        solution = np.linalg.solve(system, np.r_[target[index], 1.0])
+        return solution[:k], solution[k]
+
+    tolerance = 1e-12 * max(float(np.abs(target).max()), 1e-300)
+    z = theta.copy()
+    free = z > 0
+    joined = np.zeros(d, dtype=bool)
+    steepest = -1
+    for _ in range(4 * d + 20 if max_iterations is None else max_iterations):
+        index = np.flatnonzero(free)
+        y, level = solve(index)
+        below = y < 0
+        if below.any():
+            kept, y_kept = index, y
+            while kept.size and np.any(y_kept < 0):  # drop the negatives until the solution is feasible
+                kept = kept[y_kept >= 0]
+                if kept.size:
+                    y_kept, level_kept = solve(kept)
+            feasible = False
+            if kept.size:
+                candidate = np.zeros(d)
+                candidate[kept] = y_kept
+                feasible = value(candidate) >= value(z)
+            if not feasible:
+                direction = y - z[index]
+                shares = z[index][below] / -direction[below]
+                t = float(shares.min())
+                if t <= 0 and joined[index[below]].any() and joined.sum() > 1:
+                    # the coordinates that just joined block at once: let only the steepest of them in
+                    free &= ~joined | (np.arange(d) == steepest)
+                    joined[:] = False
+                    continue
+                z[index] = np.maximum(z[index] + t * direction, 0.0)
+                z[index[below][shares <= t]] = 0.0
+                free = z > 0
+                joined[:] = False
+                continue
+            index, y, level = kept, y_kept, level_kept
+            free = np.zeros(d, dtype=bool)
+            free[kept] = True
+        z[:] = 0.0
+        z[index] = y
+        slope = target - curvature @ z
+        outside = ~free & (slope > level + tolerance)
+        if not outside.any():
+            break
+        steepest = int(np.flatnonzero(outside)[np.argmax(slope[outside])])
+        joined = outside
+        free = free | outside
+    return z
 
 
 # -- the likelihood of reports whose likelihood is two-valued over the inputs (docs/frequency-oracles.md,

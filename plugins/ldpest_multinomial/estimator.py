@@ -365,7 +365,7 @@ class FrequencyEstimator(Estimator):
       subset selection, local hashing);
     * ``"mle"``: the maximum-likelihood frequencies on the simplex where the oracle's statistics are
       sufficient for them (:meth:`FrequencyOracle.frequency_mle`: randomized response in closed form,
-      Hadamard response by EM over its symbol histogram; the result's ``mle_*`` attributes say how);
+      Hadamard response by projected Newton over its symbol histogram; the result's ``mle_*`` attributes say how);
     * ``"none"``: the unbiased estimate.
     """
 

@@ -137,10 +137,106 @@ def test_generic_em_agrees_with_the_closed_form_of_randomized_response():
 def test_an_unconverged_mle_warns(monkeypatch):
     from ldpest.stats import likelihood
 
-    monkeypatch.setattr(likelihood, "MLE_MAX_ROUNDS", 1)
+    monkeypatch.setattr(likelihood, "MLE_MAX_NEWTON", 1)
     mech, stats = _hadamard_counts(50, 2.0, 10_000, seed=1)
     est = ldpest.estimator("frequency", projection="mle")
     with pytest.warns(ldpest.EstimateWarning, match="maximum-likelihood iteration stopped"):
         result = est.finalize(ldpest.SufficientStats(est.statistics_spec_json, stats.mechanism_spec, 10_000,
                                                      stats.arrays))
+    assert result.attrs["mle_converged"] == 0 and result.attrs["mle_iterations"] == 1
+
+
+def test_an_unconverged_em_warns(monkeypatch):
+    """Above NEWTON_CATEGORIES Hadamard response runs EM, which warns at its round limit too."""
+    from ldpest.stats import likelihood
+    from ldpest_multinomial import hadamard
+
+    monkeypatch.setattr(likelihood, "MLE_MAX_ROUNDS", 1)
+    monkeypatch.setattr(hadamard, "NEWTON_CATEGORIES", 49)
+    mech, stats = _hadamard_counts(50, 2.0, 10_000, seed=1)
+    with pytest.warns(ldpest.EstimateWarning, match="maximum-likelihood iteration stopped"):
+        result = ldpest.estimator("frequency", projection="mle").finalize(stats)
     assert result.attrs["mle_converged"] == 0 and result.attrs["mle_iterations"] == 4
+    assert result.attrs["mle_method"] == "EM accelerated by SQUAREM"
+
+
+@pytest.mark.parametrize(("d", "epsilon", "options"), [
+    (7, 1.0, {}), (10, 4.0, {}), (33, 2.0, {}), (50, 3.0, {"blocks": 7}), (20, 3.0, {"layout": "pure-ldp"}),
+    (5, 8.0, {}), (64, 0.5, {})])
+def test_hadamard_curvature_is_the_channels(d, epsilon, options):
+    """``_symbol_curvature(w) = Q diag(w) Q^T`` with ``Q`` the enumerated channel: one block, several
+    (the last one short), pure-ldp's layout with empty blocks, one category per block."""
+    mech = ldpest.mechanism("hadamard-response", epsilon=epsilon, categories=list(range(d)), **options)
+    channel = np.array(mech.channel().matrix, dtype=np.float64)
+    weights = np.random.default_rng(d).random(mech.symbols)
+    expected = (channel * weights) @ channel.T
+    np.testing.assert_allclose(mech._symbol_curvature(weights), expected, rtol=1e-12, atol=1e-15 * expected.max())
+
+
+def _qp_violation(curvature, gradient, theta, z) -> float:
+    """Largest violation of the optimality (KKT) conditions of max ``g . (z - theta) - (z - theta)^T A (z -
+    theta) / 2`` over the simplex, relative to the slopes' scale: the slope ``g - A (z - theta)`` equal to
+    one level on the support of z and at most that level off it; z on the simplex."""
+    slope = gradient - curvature @ (z - theta)
+    support = z > 0
+    level = slope[support].mean()
+    scale = np.abs(slope).max()
+    return max(np.abs(slope[support] - level).max() / scale, np.maximum(slope[~support] - level, 0).max(initial=0)
+               / scale, -z.min(initial=0.0), abs(z.sum() - 1.0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_active_set_qp_meets_the_optimality_conditions(seed):
+    """Random convex models on the simplex, conditioned up to 10^4, from starts with zeros: the exact
+    active-set maximiser meets the KKT conditions, and the naive answer (the unconstrained maximiser put on
+    the simplex) does not, so the check has teeth."""
+    from ldpest.stats.likelihood import simplex_qp_active
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 60))
+    basis, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    curvature = (basis * np.logspace(0, 4 * seed / 11, d)) @ basis.T
+    theta = rng.dirichlet(np.full(d, 0.3))
+    theta[rng.random(d) < 0.3] = 0.0
+    theta = theta / theta.sum() if theta.sum() > 0 else np.eye(d)[0]
+    # the unconstrained maximiser theta + A^-1 g: far outside the simplex (small supports), or near theta
+    step = rng.standard_normal(d) * (10.0 ** rng.uniform(0, 3) if seed % 2 else 1.0 / d)
+    gradient = curvature @ step
+    z = simplex_qp_active(curvature, gradient, theta)
+    assert _qp_violation(curvature, gradient, theta, z) <= 1e-9
+    naive = project_simplex(theta + np.linalg.solve(curvature, gradient))
+    if np.abs(naive - z).max() > 1e-6:
+        assert _qp_violation(curvature, gradient, theta, naive) > 1e-6
+
+
+@pytest.mark.parametrize(("d", "epsilon"), [(2, 0.001), (10, 1.0), (30, 3.0), (5, 700.0), (100, 50.0), (64, 0.01),
+                                            (200, 6.0)])
+@pytest.mark.parametrize("n", [1, 10, 30, 1000])
+def test_newton_and_em_find_the_same_maximum(d, epsilon, n):
+    """Hadamard response's Newton MLE against the generic EM on the same histograms, at small n, on corner,
+    edge and uniform truths and at the extreme epsilons: converged (no hand-over to EM), on the simplex, and
+    with a likelihood at least EM's less the stopping rule's 0.001."""
+    from ldpest.stats.likelihood import MLE_GAP, channel_count_mle
+
+    mech = ldpest.mechanism("hadamard-response", epsilon=epsilon, categories=list(range(d)))
+    for truth in (np.eye(d)[0], np.r_[0.5, 0.5, np.zeros(d - 2)], np.full(d, 1.0 / d)):
+        symbols = mech.simulate_frequency_statistics(truth, n, np.random.default_rng(n))["symbols"]
+        theta, info = mech.frequency_mle({"symbols": symbols}, n)
+        em, em_info = channel_count_mle(symbols, mech._symbol_law, mech._symbol_adjoint, d)
+        assert info["method"] == "projected Newton with the exact curvature" and info["converged"]
+        assert theta.min() >= 0 and abs(theta.sum() - 1) <= 1e-12
+        assert em_info["converged"]
+        likelihood = _symbol_log_likelihood(mech, symbols, theta)
+        assert likelihood >= _symbol_log_likelihood(mech, symbols, em) - MLE_GAP
+
+
+def test_a_stalled_newton_hands_over_to_em(monkeypatch):
+    """A step that cannot raise the likelihood (here: none is tried) hands the iterate to EM, which
+    converges; the method says so."""
+    from ldpest.stats import likelihood
+
+    monkeypatch.setattr(likelihood, "NEWTON_HALVINGS", 0)
+    mech, stats = _hadamard_counts(20, 2.0, 10_000, seed=2)
+    theta, info = mech.frequency_mle(stats.arrays, 10_000)
+    assert info["method"] == "projected Newton with the exact curvature, then EM accelerated by SQUAREM"
+    assert info["converged"] and info["likelihood_gap"] <= likelihood.MLE_GAP
