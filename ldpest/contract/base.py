@@ -189,6 +189,11 @@ class FrequencyOracle(abc.ABC):
     estimator accepts any of them, built-in or third-party)."""
 
     data_kind: ClassVar[str] = "label"
+    #: Optional (a class attribute or a property): where :meth:`frequency_mle` iterates (its cost times the
+    #: 60 simulated sets of ``"auto"``'s bootstrap), the most categories at which ``"auto"`` considers the
+    #: MLE (0: never); its bootstrap then simulates the MLE only where Stein's risk estimate prefers it.
+    #: None (the default): a closed form, considered and simulated at every d.
+    iterative_mle_categories: ClassVar[int | None] = None
 
     @property
     def categories(self) -> list:
@@ -308,8 +313,10 @@ class FrequencyOracle(abc.ABC):
     def frequency_mle_divergence(self, stats: Mapping[str, object], n: int, mle, covariance) -> float | None:
         """Optional: ``tr(Sigma J)``, ``J`` the Jacobian of :meth:`frequency_mle` as a function of the
         unbiased estimate and ``covariance`` (:class:`ldpest.stats.risk.CovarianceOperator`) its ``Sigma``,
-        for the Stein risk estimate of ``projection="auto"``.  None (the default): the MLE is not a smooth
-        function of the unbiased estimate (or not available), and ``"auto"`` does not consider it."""
+        for the Stein risk estimate of ``projection="auto"`` (where the MLE reads more of the statistics
+        than the unbiased estimate ``x``, ``E[mle . (x - theta)]`` by Stein's identity on the statistics, as
+        Hadamard response's).  None (the default): the MLE is not a smooth function of the statistics (or
+        not available), and ``"auto"`` does not consider it."""
         return None
 
     def interval_counts(self, stats: Mapping[str, object]) -> dict[str, np.ndarray]:

@@ -30,9 +30,9 @@ def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
     * With ``curvature`` (``curvature(w)_xy = sum_z w_z Q(z | x) Q(z | y)``, so that ``-curvature(c /
       P_theta^2)`` is the Hessian of ``l``): projected Newton from ``start`` (default uniform). Each step
       maximises the second-order model of ``l`` over the simplex exactly (:func:`simplex_qp_active`) and
-      halves the step until the likelihood rises; at most :data:`MLE_MAX_NEWTON` steps. A step that cannot
-      raise it, or a singular model (rounding where the curvature is ill-conditioned), hands the iterate
-      over to EM.
+      halves the step until the likelihood rises (or stays within 1e-12 of itself, the sum's rounding); at
+      most :data:`MLE_MAX_NEWTON` steps. A step that cannot raise it, or a singular model (rounding where
+      the curvature is ill-conditioned), hands the iterate over to EM.
     * Else EM (the iterative Bayesian update ``F(theta) = theta g``, ``g = adjoint(c / P_theta) / n``),
       accelerated by SQUAREM (Varadhan and Roland 2008, scheme S3: two EM steps, an extrapolation along
       them, one EM step from there, kept only if the likelihood did not fall), for at most ``max_rounds``
@@ -125,10 +125,11 @@ def _newton_count_mle(counts, forward, adjoint, curvature, theta, gap: float):
         except np.linalg.LinAlgError:
             return theta, steps, bound, True
         direction = target - theta
+        rounding = 1e-12 * (abs(likelihood) + 1.0)  # the sum's rounding: a step the model finds too small to see
         for _ in range(NEWTON_HALVINGS):
             following = theta + direction
             following_likelihood, following_probability = value(following)
-            if following_likelihood > likelihood:
+            if following_likelihood > likelihood or following_likelihood >= likelihood - rounding:
                 break
             direction = direction / 2
         else:

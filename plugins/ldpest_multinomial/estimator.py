@@ -150,9 +150,10 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
 
     Candidates: the simplex projection, clip-and-renormalise, James-Stein shrinkage toward uniform
     (``shrink``), the maximum-likelihood frequencies where the oracle gives their divergence (randomized
-    response), and the fixed point of the iterative Bayesian update on the support counts where the oracle
-    has them and it is not the MLE (unary encodings, subset selection, local hashing, one-block Hadamard
-    response).  Two estimates of each candidate's risk:
+    response; Hadamard response up to its ``iterative_mle_categories``), and the fixed point of the
+    iterative Bayesian update on the support counts where the oracle has them and it is not the MLE (unary
+    encodings, subset selection, local hashing, one-block Hadamard response).  Two estimates of each
+    candidate's risk:
 
     * Stein's unbiased risk estimate (:mod:`ldpest.stats.risk`), where the oracle declares its covariance
       (:meth:`FrequencyOracle.frequency_cross_covariance`): unbiased, but noisy where epsilon is small;
@@ -165,18 +166,23 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
     at every plug-in truth, or finds Stein's choice more than ``AUTO_REGRET`` times worse than the best at
     one of them while another projection (not ``shrink``) is steadier.  The bootstrap's seed is a function
     of the statistics, so the choice is reproducible.  Where the unbiased estimate is already a distribution
-    every projection keeps it, and the lower Stein risk decides between it and ``shrink``."""
+    every projection keeps it, and the lower Stein risk decides between it and ``shrink``.  An MLE that
+    iterates (``FrequencyOracle.iterative_mle_categories``) is simulated only where Stein's estimate
+    prefers it; elsewhere the bootstrap cannot prefer it."""
     declared = mechanism.frequency_cross_covariance(theta, np.zeros_like(theta)) is not None
     factors = mechanism.frequency_cross_covariance_factors(theta) if declared else None
     covariance = CovarianceOperator(_unbiased_variance(mechanism, theta, stderr, n),
                                     lambda vector: mechanism.frequency_cross_covariance(theta, vector) / n,
                                     columns=mechanism.cross_covariance_columns,
                                     factors=None if factors is None else (factors[0], np.asarray(factors[1]) / n))
-    with_mle = declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
+    iterative = mechanism.iterative_mle_categories
+    with_mle = (declared and type(mechanism).frequency_mle_divergence is not FrequencyOracle.frequency_mle_divergence
+                and (iterative is None or len(theta) <= iterative))
     offset = ibu_offset(mechanism, arrays)
     total_variance = float(covariance.diagonal.sum())
     shrunk = shrink_to_uniform(theta, total_variance)
     estimates, mle_info = _candidates(mechanism, arrays, n, theta, with_mle, offset, total_variance, shrunk[0])
+    offset = offset if "ibu" in estimates else None
     risks = _stein_risks(mechanism, arrays, n, theta, estimates, covariance, offset, total_variance,
                          shrunk[1]) if declared else {}
     if all(_within(estimate, estimates["simplex"], 1e-12) for name, estimate in estimates.items() if name != "shrink"):
@@ -186,8 +192,8 @@ def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str,
         why = "the lower Stein risk estimate of simplex and shrink" if risks else "default (no declared covariance)"
         rule = f"auto: {chosen}; {agree} agree (the unbiased estimate is a distribution); {chosen} by {why}"
         return chosen, estimates[chosen], _auto_attrs(chosen, rule, risks, mle_info, shrunk[1])
-    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, "mle" in estimates, offset,
-                                total_variance)
+    simulate_mle = "mle" in estimates and (iterative is None or min(risks, key=risks.get) == "mle")
+    draw, how = _bootstrap_draw(mechanism, n, covariance if declared else None, simulate_mle, offset, total_variance)
     found = None
     if draw is not None:
         rng = np.random.default_rng(estimate_seed(theta, n))
@@ -264,12 +270,15 @@ def _choose(risks: dict, found: list | None, names: list, how: str | None) -> tu
 
 def _candidates(mechanism, arrays, n: int, theta, with_mle: bool, offset: float | None,
                 total_variance: float, shrunk) -> tuple[dict, dict]:
-    """The candidate estimates from statistics, and the oracle's ``info`` on its MLE (empty without one)."""
-    estimates = _projections(theta, offset if not with_mle else None, total_variance, shrunk)
+    """The candidate estimates from statistics, and the oracle's ``info`` on its MLE (empty without one).
+    ``ibu`` is left out where it is the MLE (randomized response: the same water-filling on the same counts)."""
+    estimates = _projections(theta, offset, total_variance, shrunk)
     found = mechanism.frequency_mle(arrays, n) if with_mle else None
     if found is None:
         return estimates, {}
     estimates["mle"] = found[0]
+    if "ibu" in estimates and _within(estimates["ibu"], found[0], 1e-9):
+        del estimates["ibu"]
     return estimates, found[1]
 
 
@@ -301,7 +310,7 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool, offset: float
             else:
                 sets = [simulate(truth, n, rng) for truth in truths for _ in range(AUTO_DRAWS)]
             estimates = _projections(np.vstack([mechanism.frequency_estimate(arrays, n)[0] for arrays in sets]),
-                                     None if with_mle else offset, total_variance)
+                                     offset, total_variance)
             mles = [mechanism.frequency_mle(arrays, n) for arrays in sets] if with_mle else []
             if mles and all(found is not None for found in mles):
                 estimates["mle"] = np.vstack([found[0] for found in mles])
@@ -313,7 +322,7 @@ def _bootstrap_draw(mechanism, n: int, covariance, with_mle: bool, offset: float
 
     def normal(truths, rng):
         draws = np.vstack([sample(truth, rng, AUTO_DRAWS) for truth in truths])
-        estimates = _projections(draws, None if with_mle else offset, total_variance)
+        estimates = _projections(draws, offset, total_variance)
         return {name: rows.reshape(len(truths), AUTO_DRAWS, d) for name, rows in estimates.items()}
     return normal, f"{AUTO_DRAWS} normal simulations each"
 

@@ -57,6 +57,8 @@ _CHANNEL_LIMIT = 1 << 12
 NEWTON_CATEGORIES = 4096  # frequency_mle's Newton keeps d x d matrices (128 MiB each here); above, EM (measured
 # at n = 10^6, epsilon 4: d = 2048 Newton 0.32 s against EM 0.62 s, d = 4096 0.60 s against EM unconverged after
 # 1.28 s; /tmp scripts of session 31, figures in docs/frequency-oracles.md)
+AUTO_MLE_CATEGORIES = 128  # "auto" considers the MLE up to here: where Stein prefers it, its 60 simulated MLEs
+# cost 25-29 ms at d = 10 and 49-93 ms at d = 100 (bench/results/frequency-auto.txt), 0.1-0.2 s at d = 128-256
 _SYMBOL_BLOCK = (1 << 12, 1 << 15)  # rows per privatise block: n / 128 within these (see _privatize)
 
 
@@ -205,6 +207,13 @@ class HadamardResponse(_CategoricalMechanism):
         self._index_dtype = np.int32 if K <= 1 << 31 else np.int64  # the sampler's arithmetic: 1.6x in int32
         codes = np.arange(d, dtype=self._index_dtype)
         self._block_of, self._row_of = codes // layout.load, codes % layout.load + 1
+
+    @property
+    def iterative_mle_categories(self) -> int:
+        """``AUTO_MLE_CATEGORIES`` with several blocks, 0 with one: there the MLE was never the best fixed
+        choice on ``bench_frequency_auto.py``'s grid (epsilon 0.5 and 1, d = 10 and 100), and its Stein risk
+        estimate sits 4-6 standard errors above its risk at n = 2000 (docs/frequency-oracles.md)."""
+        return AUTO_MLE_CATEGORIES if self._layout.blocks > 1 else 0
 
     @property
     def symbols(self) -> int:
@@ -420,13 +429,52 @@ class HadamardResponse(_CategoricalMechanism):
         unbiased estimate, with the exact curvature (:meth:`_symbol_curvature`, O(d^2 + K log b)), stopped
         when the log-likelihood is provably within 0.001 of its maximum
         (:func:`ldpest.stats.likelihood.channel_count_mle`); above ``NEWTON_CATEGORIES`` categories (a d x d
-        curvature), accelerated EM from the uniform distribution."""
+        curvature), accelerated EM from the uniform distribution.  Histograms in rows (a leading axis of
+        draws) give one MLE per row, and ``info`` their largest steps and gap."""
         histogram = np.asarray(stats["symbols"], dtype=np.int64)
+        if histogram.ndim == 2:  # a leading axis of draws (the "auto" bootstrap): one MLE per row
+            found = [self.frequency_mle({"symbols": row}, n) for row in histogram]
+            return np.vstack([theta for theta, _ in found]), {
+                "method": found[0][1]["method"], "iterations": max(info["iterations"] for _, info in found),
+                "likelihood_gap": max(info["likelihood_gap"] for _, info in found),
+                "converged": all(info["converged"] for _, info in found)}
         if self.d > NEWTON_CATEGORIES:
             return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d)
         start = project_simplex(self._agreement(histogram) / (max(int(histogram.sum()), 1) * self._gap()))
         return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d,
                                  curvature=self._symbol_curvature, start=start)
+
+    def frequency_mle_divergence(self, stats, n, mle, covariance):
+        """``E[g . (x - theta)]`` for the MLE ``g`` of the histogram ``c`` and the unbiased ``x = A c``: by
+        Stein's identity for the counts (normal, covariance ``Sigma_c``) it is ``tr(A Sigma_c J^T)``, with
+        ``J = dg / dc``, which stands in for ``tr(Sigma J)`` in the risk estimate (the MLE reads more of the
+        histogram than ``x``). On the MLE's support ``S`` the optimality conditions ``grad_S l = n 1`` give
+        ``J = M B``: ``B_jz = Q(z | j) / P_z`` and ``M`` the top-left block of the inverse of ``[I 1; 1^T
+        0]``, ``I = Q diag(c / P^2) Q^T`` on ``S`` (:meth:`_symbol_curvature`). With ``Sigma_c`` estimated by
+        ``diag(c) - c c^T / n``, and ``B c = n 1``, ``M 1 = 0``, it is ``tr(M C)``, ``C = B diag(c) A^T``, and
+        only the part of ``C`` within blocks remains: ``C_jl = (alpha - beta) (T[r_l] + T[r_j xor r_l]) / (2 n
+        g)`` for ``T`` the block's transform of ``c / P`` (``beta`` times a matrix ``1 a^T``, which ``M``
+        annihilates, is left out). None where ``I`` is singular on ``S`` or above ``NEWTON_CATEGORIES``."""
+        if self.d > NEWTON_CATEGORIES:
+            return None
+        histogram = np.asarray(stats["symbols"], dtype=np.float64)
+        probability = self._symbol_law(mle)
+        used = histogram > 0
+        weights = np.zeros_like(histogram)
+        weights[used] = histogram[used] / probability[used]
+        support = np.flatnonzero(np.asarray(mle) > 0)
+        information = self._symbol_curvature(weights / probability)[np.ix_(support, support)]
+        layout = self._layout
+        spectra = fwht(weights.reshape(layout.blocks, layout.width))
+        block, row = self._block_of[support], self._row_of[support]
+        within = (spectra[block, row][None, :] + spectra[block[None, :], row[:, None] ^ row[None, :]]) / 2
+        cross = np.where(block[:, None] == block[None, :], within, 0.0) * (self._alpha - self._beta) / (n * self._gap())
+        try:
+            solved = np.linalg.solve(information, np.column_stack([cross, np.ones(support.size)]))
+        except np.linalg.LinAlgError:
+            return None
+        inverse_cross, inverse_ones = solved[:, :-1], solved[:, -1]
+        return float(np.trace(inverse_cross) - inverse_ones @ cross @ inverse_ones / inverse_ones.sum())
 
     def frequency_variance(self, theta):
         """``n Var(theta_j)`` (module docstring), summed without cancellation: with ``P = P_in``,

@@ -15,14 +15,15 @@ FIXED = ("simplex", "positive", "shrink", "ibu", "mle")
 
 def fixed_choices(mechanism) -> list[str]:
     """The fixed projections this oracle offers: ``mle`` where its statistics suffice and ``auto`` considers it
-    (randomized response), ``ibu`` where it has support counts and that is not the MLE."""
+    (randomized response; Hadamard response with several blocks, up to its ``iterative_mle_categories``),
+    ``ibu`` where it has support counts and that is not the MLE (all but randomized response)."""
     from ldpest_multinomial.estimator import ibu_offset
 
-    stats = ldpest.estimator("frequency").simulate(mechanism, np.full(len(mechanism.categories),
-                                                                      1 / len(mechanism.categories)), 10,
-                                                                      np.random.default_rng(0))
-    with_mle = mechanism.name == "randomized-response"
-    with_ibu = not with_mle and ibu_offset(mechanism, stats.arrays) is not None
+    d = len(mechanism.categories)
+    stats = ldpest.estimator("frequency").simulate(mechanism, np.full(d, 1 / d), 10, np.random.default_rng(0))
+    with_mle = mechanism.name == "randomized-response" or (
+        mechanism.name == "hadamard-response" and d <= mechanism.iterative_mle_categories)
+    with_ibu = mechanism.name != "randomized-response" and ibu_offset(mechanism, stats.arrays) is not None
     return [p for p in FIXED if (p != "mle" or with_mle) and (p != "ibu" or with_ibu)]
 
 
