@@ -28,9 +28,11 @@ epsilon ~ 1, which is Acharya et al.'s high-privacy scheme).
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
+import scipy.linalg
 
 from ldpest import Channel, DataError, ParameterError
 from ldpest.privacy.exact import (
@@ -44,7 +46,7 @@ from ldpest.privacy.exact import (
     uniform_below,
 )
 from ldpest.stats.intervals import clopper_pearson
-from ldpest.stats.likelihood import channel_count_mle
+from ldpest.stats.likelihood import channel_count_mle, channel_count_mle_rows
 from ldpest.stats.projection import project_simplex
 from ldpest.stats.sufficient import count_indices
 from ldpest.stats.transforms import fwht
@@ -57,8 +59,8 @@ _CHANNEL_LIMIT = 1 << 12
 NEWTON_CATEGORIES = 4096  # frequency_mle's Newton keeps d x d matrices (128 MiB each here); above, EM (measured
 # at n = 10^6, epsilon 4: d = 2048 Newton 0.32 s against EM 0.62 s, d = 4096 0.60 s against EM unconverged after
 # 1.28 s; /tmp scripts of session 31, figures in docs/frequency-oracles.md)
-AUTO_MLE_CATEGORIES = 128  # "auto" considers the MLE up to here: where Stein prefers it, its 60 simulated MLEs
-# cost 25-29 ms at d = 10 and 49-93 ms at d = 100 (bench/results/frequency-auto.txt), 0.1-0.2 s at d = 128-256
+AUTO_MLE_CATEGORIES = 128  # "auto" considers the MLE up to here: where Stein prefers it, an estimate costs 5-6 ms
+# at d = 10 and 30-54 ms at d = 100 (bench/results/frequency-auto.txt); its 60 simulated MLEs 0.07-0.13 s at d = 128
 _SYMBOL_BLOCK = (1 << 12, 1 << 15)  # rows per privatise block: n / 128 within these (see _privatize)
 
 
@@ -377,19 +379,23 @@ class HadamardResponse(_CategoricalMechanism):
         return lower, upper, "exact (Clopper-Pearson on the counts in the category's block and symbols)"
 
     def _symbol_law(self, theta) -> np.ndarray:
-        """``P(z) = beta + (alpha - beta) sum_{x : z in C_x} theta_x`` for every symbol: one transform per block."""
+        """``P(z) = beta + (alpha - beta) sum_{x : z in C_x} theta_x`` for every symbol: one transform per block
+        (frequencies in rows: one law per row)."""
         layout = self._layout
-        rows = np.zeros((layout.blocks, layout.width))
-        rows[self._block_of, self._row_of] = theta
-        in_sets = (rows.sum(axis=1, keepdims=True) + fwht(rows)) / 2  # sum of theta_x with H[r_x, y] = +1
-        return (self._beta + (self._alpha - self._beta) * in_sets).ravel()
+        theta = np.asarray(theta, dtype=np.float64)
+        rows = np.zeros((*theta.shape[:-1], layout.blocks, layout.width))
+        rows[..., self._block_of, self._row_of] = theta
+        in_sets = (rows.sum(axis=-1, keepdims=True) + fwht(rows)) / 2  # sum of theta_x with H[r_x, y] = +1
+        return (self._beta + (self._alpha - self._beta) * in_sets).reshape(*theta.shape[:-1], layout.symbols)
 
     def _symbol_adjoint(self, weights) -> np.ndarray:
-        """``sum_z w_z Q(z | x)`` for every category x: ``beta sum_z w_z + (alpha - beta) sum_{z in C_x} w_z``."""
+        """``sum_z w_z Q(z | x)`` for every category x: ``beta sum_z w_z + (alpha - beta) sum_{z in C_x} w_z``
+        (weights in rows: one per row)."""
         layout = self._layout
-        blocks = np.asarray(weights, dtype=np.float64).reshape(layout.blocks, layout.width)
-        in_set = (blocks.sum(axis=1)[self._block_of] + fwht(blocks)[self._block_of, self._row_of]) / 2
-        return self._beta * blocks.sum() + (self._alpha - self._beta) * in_set
+        weights = np.asarray(weights, dtype=np.float64)
+        blocks = weights.reshape(*weights.shape[:-1], layout.blocks, layout.width)
+        in_set = (blocks.sum(axis=-1)[..., self._block_of] + fwht(blocks)[..., self._block_of, self._row_of]) / 2
+        return self._beta * weights.sum(axis=-1, keepdims=True) + (self._alpha - self._beta) * in_set
 
     def frequency_cross_covariance(self, theta, vector):
         """For ``j != l`` in one block ``W_j W_l = H[r_j xor r_l, y]``, whose mean is ``g theta_k`` with ``k`` the
@@ -413,16 +419,20 @@ class HadamardResponse(_CategoricalMechanism):
         y]``); ``F_xy = 0`` across blocks, so ``F`` is block-diagonal: O(d^2 + d L + K log b)."""
         layout = self._layout
         load, used = layout.load, int(self._block_of[-1]) + 1  # categories fill the blocks in order
-        spectra = fwht(np.asarray(weights, dtype=np.float64).reshape(layout.blocks, layout.width))
+        weights = np.asarray(weights, dtype=np.float64)
+        lead = weights.shape[:-1]  # weights in rows: one matrix per row
+        spectra = fwht(weights.reshape(-1, layout.blocks, layout.width))
         rows = np.arange(1, load + 1)
-        totals, own = spectra[:used, :1], spectra[:used, rows]  # (used, 1), (used, load)
-        in_sets = ((totals + own) / 2).ravel()  # E over used * load slots, the last block's extra ones dropped below
-        both = (totals[:, :, None] + own[:, :, None] + own[:, None, :] + spectra[:used][:, rows[:, None] ^ rows]) / 4
+        totals, own = spectra[:, :used, :1], spectra[:, :used, rows]  # (rows, used, 1), (rows, used, load)
+        in_sets = ((totals + own) / 2).reshape(len(spectra), -1)  # E over used * load slots (extra ones dropped)
+        both = (totals[..., None] + own[..., :, None] + own[..., None, :]
+                + spectra[:, :used][..., rows[:, None] ^ rows]) / 4
         gap = self._alpha - self._beta
-        curvature = self._beta ** 2 * float(spectra[:, 0].sum()) + self._beta * gap * (in_sets[:, None] + in_sets)
+        curvature = (self._beta ** 2 * spectra[:, :, 0].sum(axis=1)[:, None, None]
+                     + self._beta * gap * (in_sets[:, :, None] + in_sets[:, None, :]))
         blocks = np.arange(used)
-        curvature.reshape(used, load, used, load)[blocks, :, blocks, :] += gap ** 2 * both
-        return curvature[:self.d, :self.d]
+        curvature.reshape(-1, used, load, used, load)[:, blocks, :, blocks, :] += gap ** 2 * both.transpose(1, 0, 2, 3)
+        return curvature[:, :self.d, :self.d].reshape(*lead, self.d, self.d)
 
     def frequency_mle(self, stats, n):
         """The symbol histogram is sufficient: projected Newton over it from the simplex projection of the
@@ -430,17 +440,22 @@ class HadamardResponse(_CategoricalMechanism):
         when the log-likelihood is provably within 0.001 of its maximum
         (:func:`ldpest.stats.likelihood.channel_count_mle`); above ``NEWTON_CATEGORIES`` categories (a d x d
         curvature), accelerated EM from the uniform distribution.  Histograms in rows (a leading axis of
-        draws) give one MLE per row, and ``info`` their largest steps and gap."""
+        draws) give one MLE per row, their Newton steps taken together
+        (:func:`ldpest.stats.likelihood.channel_count_mle_rows`), and ``info`` their largest steps and gap."""
         histogram = np.asarray(stats["symbols"], dtype=np.int64)
-        if histogram.ndim == 2:  # a leading axis of draws (the "auto" bootstrap): one MLE per row
-            found = [self.frequency_mle({"symbols": row}, n) for row in histogram]
-            return np.vstack([theta for theta, _ in found]), {
-                "method": found[0][1]["method"], "iterations": max(info["iterations"] for _, info in found),
-                "likelihood_gap": max(info["likelihood_gap"] for _, info in found),
-                "converged": all(info["converged"] for _, info in found)}
         if self.d > NEWTON_CATEGORIES:
+            if histogram.ndim == 2:
+                found = [channel_count_mle(row, self._symbol_law, self._symbol_adjoint, self.d) for row in histogram]
+                return np.vstack([theta for theta, _ in found]), {
+                    "method": found[0][1]["method"], "iterations": max(info["iterations"] for _, info in found),
+                    "likelihood_gap": max(info["likelihood_gap"] for _, info in found),
+                    "converged": all(info["converged"] for _, info in found)}
             return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d)
-        start = project_simplex(self._agreement(histogram) / (max(int(histogram.sum()), 1) * self._gap()))
+        totals = np.maximum(histogram.sum(axis=-1, keepdims=True), 1)
+        start = project_simplex(self._agreement(histogram) / (totals * self._gap()))
+        if histogram.ndim == 2:  # a leading axis of draws (the "auto" bootstrap): all rows' Newton steps at once
+            return channel_count_mle_rows(histogram, self._symbol_law, self._symbol_adjoint, self._symbol_curvature,
+                                          start)
         return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d,
                                  curvature=self._symbol_curvature, start=start)
 
@@ -454,7 +469,8 @@ class HadamardResponse(_CategoricalMechanism):
         ``diag(c) - c c^T / n``, and ``B c = n 1``, ``M 1 = 0``, it is ``tr(M C)``, ``C = B diag(c) A^T``, and
         only the part of ``C`` within blocks remains: ``C_jl = (alpha - beta) (T[r_l] + T[r_j xor r_l]) / (2 n
         g)`` for ``T`` the block's transform of ``c / P`` (``beta`` times a matrix ``1 a^T``, which ``M``
-        annihilates, is left out). None where ``I`` is singular on ``S`` or above ``NEWTON_CATEGORIES``."""
+        annihilates, is left out). None where ``[I 1; 1^T 0]`` is singular to working precision (few
+        reports: the maximum is not unique) or above ``NEWTON_CATEGORIES``."""
         if self.d > NEWTON_CATEGORIES:
             return None
         histogram = np.asarray(stats["symbols"], dtype=np.float64)
@@ -469,12 +485,17 @@ class HadamardResponse(_CategoricalMechanism):
         block, row = self._block_of[support], self._row_of[support]
         within = (spectra[block, row][None, :] + spectra[block[None, :], row[:, None] ^ row[None, :]]) / 2
         cross = np.where(block[:, None] == block[None, :], within, 0.0) * (self._alpha - self._beta) / (n * self._gap())
-        try:
-            solved = np.linalg.solve(information, np.column_stack([cross, np.ones(support.size)]))
-        except np.linalg.LinAlgError:
-            return None
-        inverse_cross, inverse_ones = solved[:, :-1], solved[:, -1]
-        return float(np.trace(inverse_cross) - inverse_ones @ cross @ inverse_ones / inverse_ones.sum())
+        k = support.size
+        bordered = np.zeros((k + 1, k + 1))
+        bordered[:k, :k], bordered[:k, k], bordered[k, :k] = information, 1.0, 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+            try:  # [M C; .] = [I 1; 1^T 0]^-1 [C; 0]
+                solved = scipy.linalg.solve(bordered, np.vstack([cross, np.zeros((1, k))]), assume_a="sym")
+            except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+                return None  # few reports: the maximum is not unique, and the MLE not a function of them
+        divergence = float(np.trace(solved[:k]))
+        return divergence if math.isfinite(divergence) else None
 
     def frequency_variance(self, theta):
         """``n Var(theta_j)`` (module docstring), summed without cancellation: with ``P = P_in``,
