@@ -32,7 +32,6 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
-import scipy.linalg
 
 from ldpest import Channel, DataError, ParameterError
 from ldpest.privacy.exact import (
@@ -473,6 +472,8 @@ class HadamardResponse(_CategoricalMechanism):
         reports: the maximum is not unique) or above ``NEWTON_CATEGORIES``."""
         if self.d > NEWTON_CATEGORIES:
             return None
+        import scipy.linalg  # here, not at import: workers that only reduce reports never load scipy (0.5 s)
+
         histogram = np.asarray(stats["symbols"], dtype=np.float64)
         probability = self._symbol_law(mle)
         used = histogram > 0
