@@ -286,11 +286,14 @@ def channel_count_mle_rows(counts, forward, adjoint, curvature, start, *,
         ridge = 1e-9 * np.abs(model).max(axis=(1, 2))
         model[:, np.arange(model.shape[1]), np.arange(model.shape[1])] += ridge[:, None]
         target, settled = _qp_on_supports(model, gradient[going], theta[going])
+        singular = np.zeros(going.size, dtype=bool)
         for at in np.flatnonzero(~settled):  # the rest row by row: systems the size of the row's support
             try:
                 target[at] = simplex_qp_active(model[at], gradient[going[at]], theta[going[at]])
             except np.linalg.LinAlgError:
-                target[at] = theta[going[at]]  # no step: the line search below hands the row over to EM
+                singular[at] = True  # no step: the row goes on through EM, as channel_count_mle's would
+        stalled[going[singular]] = True
+        going, target = going[~singular], target[~singular]
         direction = target - theta[going]
         rounding = 1e-12 * (np.abs(likelihood[going]) + 1.0)
         waiting = np.arange(going.size)

@@ -408,3 +408,19 @@ def test_stalled_rows_hand_over_to_em(monkeypatch):
     theta, info = mech.frequency_mle({"symbols": sets}, 10_000)
     assert info["method"] == "projected Newton with the exact curvature, then EM accelerated by SQUAREM"
     assert info["converged"] and theta.shape == (4, 20) and np.allclose(theta.sum(axis=1), 1.0)
+
+
+def test_rows_whose_model_is_singular_hand_over_to_em(monkeypatch):
+    """A row whose step model cannot be solved goes on through EM, as one MLE alone would, and converges."""
+    from ldpest.stats import likelihood
+
+    def singular(*args, **kwargs):
+        raise np.linalg.LinAlgError("singular")
+
+    monkeypatch.setattr(likelihood, "simplex_qp_active", singular)
+    monkeypatch.setattr(likelihood, "SUPPORT_SOLVE_CATEGORIES", 0)
+    mech = ldpest.mechanism("hadamard-response", epsilon=2.0, categories=list(range(20)))
+    sets = mech.simulate_frequency_statistics(np.full(20, 0.05), 10_000, np.random.default_rng(3), draws=4)["symbols"]
+    theta, info = mech.frequency_mle({"symbols": sets}, 10_000)
+    assert info["method"] == "projected Newton with the exact curvature, then EM accelerated by SQUAREM"
+    assert info["converged"] and np.allclose(theta.sum(axis=1), 1.0)
