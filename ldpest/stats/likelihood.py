@@ -45,13 +45,14 @@ def channel_count_mle(counts, forward: Callable[[np.ndarray], np.ndarray],
     theta = np.full(d, 1.0 / d) if start is None else np.asarray(start, dtype=np.float64)
     if curvature is None:
         theta, steps, bound = _em_count_mle(counts, forward, adjoint, theta, gap, max_rounds)
-        method = "EM accelerated by SQUAREM"
+        method = EM_METHOD
     else:
-        theta, newton, bound, stalled = _newton_count_mle(counts, forward, adjoint, curvature, theta, gap)
-        steps, method = newton, "projected Newton with the exact curvature"
-        if stalled:
+        rows, newton, bounds, stalled = _newton_rows(counts[None], _on_rows(forward), _on_rows(adjoint),
+                                                     _on_rows(curvature), theta[None], gap)
+        theta, steps, bound, method = rows[0], int(newton[0]), bounds[0], NEWTON_METHOD
+        if stalled[0]:
             theta, em_steps, bound = _em_count_mle(counts, forward, adjoint, theta, gap, max_rounds)
-            steps, method = newton + em_steps, f"{method}, then EM accelerated by SQUAREM"
+            steps, method = steps + em_steps, f"{method}, then {EM_METHOD}"
     return theta, {"method": method, "iterations": steps,
                    "likelihood_gap": max(float(bound), 0.0), "converged": bool(bound <= gap)}
 
@@ -96,46 +97,10 @@ def _em_count_mle(counts, forward, adjoint, theta, gap: float, max_rounds: int |
     return theta, steps, bound
 
 
+NEWTON_METHOD = "projected Newton with the exact curvature"
+EM_METHOD = "EM accelerated by SQUAREM"
 MLE_MAX_NEWTON = 100  # Newton steps of channel_count_mle (measured: 2-4 from the projected unbiased estimate)
 NEWTON_HALVINGS = 40  # a step shortened this often without raising the likelihood hands over to EM
-
-
-def _newton_count_mle(counts, forward, adjoint, curvature, theta, gap: float):
-    """Projected Newton (:func:`channel_count_mle`): ``(theta, steps, Frank-Wolfe gap, stalled)``."""
-    used = counts > 0
-
-    def value(theta):
-        probability = forward(theta)
-        return float(counts[used] @ np.log(probability[used])), probability
-
-    likelihood, probability = value(theta)
-    for steps in range(MLE_MAX_NEWTON + 1):
-        gradient = _count_gradient(counts, used, probability, adjoint)
-        bound = float(gradient.max() - theta @ gradient)
-        if bound <= gap or steps == MLE_MAX_NEWTON:
-            return theta, steps, bound, False
-        weights = np.zeros_like(counts)
-        weights[used] = counts[used] / probability[used] ** 2
-        model = curvature(weights)
-        # a ridge of 1e-9 of the largest entry: few reports leave the curvature singular (the maximum is then
-        # not unique), and the stopping rule, not the model, certifies the result
-        model[np.diag_indices_from(model)] += 1e-9 * float(np.abs(model).max())
-        try:
-            target = simplex_qp_active(model, gradient, theta)
-        except np.linalg.LinAlgError:
-            return theta, steps, bound, True
-        direction = target - theta
-        rounding = 1e-12 * (abs(likelihood) + 1.0)  # the sum's rounding: a step the model finds too small to see
-        for _ in range(NEWTON_HALVINGS):
-            following = theta + direction
-            following_likelihood, following_probability = value(following)
-            if following_likelihood > likelihood or following_likelihood >= likelihood - rounding:
-                break
-            direction = direction / 2
-        else:
-            return theta, steps, bound, True
-        theta, likelihood, probability = following, following_likelihood, following_probability
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 SUPPORT_SOLVE_CATEGORIES = 64  # below, every row's model is first solved on its support in one batched call
@@ -256,14 +221,37 @@ def simplex_qp_active(curvature: np.ndarray, gradient: np.ndarray, theta, *,
 def channel_count_mle_rows(counts, forward, adjoint, curvature, start, *,
                            gap: float | None = None) -> tuple[np.ndarray, dict]:
     """:func:`channel_count_mle` with ``curvature`` for many histograms at once (rows of ``counts``, starts in
-    the rows of ``start``; ``forward``, ``adjoint`` and ``curvature`` take rows): the same projected Newton,
-    with every row's law, gradient, curvature and line search computed together, and each row's model
-    maximised by :func:`simplex_qp_active` (whose systems are the size of the row's support; one batched
-    solve of every row's full system was 2-8x slower at d = 100).  A row whose step cannot raise its
-    likelihood, or whose model is singular, goes on alone through :func:`channel_count_mle` (EM).
-    ``info``: the method, the most steps of a row, the largest gap and whether every row converged."""
+    the rows of ``start``; ``forward``, ``adjoint`` and ``curvature`` take rows): the same projected Newton
+    (:func:`_newton_rows`), and EM row by row for a row whose step cannot raise its likelihood or whose model
+    is singular.  ``info``: the method, the most steps of a row, the largest gap and whether every row
+    converged."""
     gap = MLE_GAP if gap is None else gap
     counts = np.asarray(counts, dtype=np.float64)
+    theta, steps, bound, stalled = _newton_rows(counts, forward, adjoint, curvature, start, gap)
+    method = NEWTON_METHOD
+    if stalled.any():
+        method = f"{method}, then {EM_METHOD}"
+    for row in np.flatnonzero(stalled):
+        theta[row], em_steps, bound[row] = _em_count_mle(counts[row], lambda t: forward(t[None])[0],
+                                                         lambda w: adjoint(w[None])[0], theta[row], gap, None)
+        steps[row] += em_steps
+    largest = max(float(np.max(bound, initial=0.0)), 0.0)
+    return theta, {"method": method, "iterations": int(steps.max(initial=0)),
+                   "likelihood_gap": largest, "converged": bool(largest <= gap)}
+
+
+def _on_rows(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """``function`` of one vector applied to each row of an array."""
+    return lambda rows: np.stack([function(row) for row in rows])
+
+
+def _newton_rows(counts, forward, adjoint, curvature, start, gap: float):
+    """Projected Newton (:func:`channel_count_mle`) on each row of ``counts`` from the rows of ``start``, with
+    every row's law, gradient, curvature and line search computed together (``forward``, ``adjoint`` and
+    ``curvature`` take rows) and each row's model maximised over the simplex by :func:`_qp_on_supports`, then
+    :func:`simplex_qp_active` for the rows it leaves (systems the size of the row's support; one batched
+    solve of every row's full system was 2-8x slower at d = 100).  Returns ``(theta, steps, Frank-Wolfe gap,
+    stalled)`` by row; a stalled row's step could not raise its likelihood, or its model was singular."""
     theta = np.array(start, dtype=np.float64)
     used = counts > 0
     safe = np.where(used, counts, 0.0)
@@ -283,19 +271,21 @@ def channel_count_mle_rows(counts, forward, adjoint, curvature, start, *,
         if not going.size:
             break
         model = curvature(np.where(used[going], safe[going] / probability[going] ** 2, 0.0))
+        # a ridge of 1e-9 of the largest entry: few reports leave the curvature singular (the maximum is then
+        # not unique), and the stopping rule, not the model, certifies the result
         ridge = 1e-9 * np.abs(model).max(axis=(1, 2))
         model[:, np.arange(model.shape[1]), np.arange(model.shape[1])] += ridge[:, None]
         target, settled = _qp_on_supports(model, gradient[going], theta[going])
         singular = np.zeros(going.size, dtype=bool)
-        for at in np.flatnonzero(~settled):  # the rest row by row: systems the size of the row's support
+        for at in np.flatnonzero(~settled):
             try:
                 target[at] = simplex_qp_active(model[at], gradient[going[at]], theta[going[at]])
             except np.linalg.LinAlgError:
-                singular[at] = True  # no step: the row goes on through EM, as channel_count_mle's would
+                singular[at] = True
         stalled[going[singular]] = True
         going, target = going[~singular], target[~singular]
         direction = target - theta[going]
-        rounding = 1e-12 * (np.abs(likelihood[going]) + 1.0)
+        rounding = 1e-12 * (np.abs(likelihood[going]) + 1.0)  # the sum's rounding: a step too small to see
         waiting = np.arange(going.size)
         for _ in range(NEWTON_HALVINGS):
             following_likelihood, following_probability = value(going[waiting],
@@ -310,17 +300,7 @@ def channel_count_mle_rows(counts, forward, adjoint, curvature, start, *,
                 break
             direction[waiting] /= 2
         stalled[going[waiting]] = True
-    method = "projected Newton with the exact curvature"
-    if stalled.any():
-        method = f"{method}, then EM accelerated by SQUAREM"
-    for row in np.flatnonzero(stalled):
-        theta[row], info = channel_count_mle(counts[row], lambda t: forward(t[None])[0], lambda w: adjoint(w[None])[0],
-                                             theta.shape[1], start=theta[row], gap=gap)
-        steps[row] += info["iterations"]
-        bound[row] = info["likelihood_gap"]
-    largest = float(np.max(bound, initial=0.0))
-    return theta, {"method": method, "iterations": int(steps.max(initial=0)),
-                   "likelihood_gap": max(largest, 0.0), "converged": bool(largest <= gap)}
+    return theta, steps, bound, stalled
 
 
 # -- the likelihood of reports whose likelihood is two-valued over the inputs (docs/frequency-oracles.md,

@@ -437,10 +437,10 @@ class HadamardResponse(_CategoricalMechanism):
         """The symbol histogram is sufficient: projected Newton over it from the simplex projection of the
         unbiased estimate, with the exact curvature (:meth:`_symbol_curvature`, O(d^2 + K log b)), stopped
         when the log-likelihood is provably within 0.001 of its maximum
-        (:func:`ldpest.stats.likelihood.channel_count_mle`); above ``NEWTON_CATEGORIES`` categories (a d x d
-        curvature), accelerated EM from the uniform distribution.  Histograms in rows (a leading axis of
-        draws) give one MLE per row, their Newton steps taken together
-        (:func:`ldpest.stats.likelihood.channel_count_mle_rows`), and ``info`` their largest steps and gap."""
+        (:func:`ldpest.stats.likelihood.channel_count_mle_rows`); above ``NEWTON_CATEGORIES`` categories (a
+        d x d curvature), accelerated EM from the uniform distribution
+        (:func:`ldpest.stats.likelihood.channel_count_mle`).  Histograms in rows (a leading axis of draws) give
+        one MLE per row, their Newton steps taken together, and ``info`` their largest steps and gap."""
         histogram = np.asarray(stats["symbols"], dtype=np.int64)
         if self.d > NEWTON_CATEGORIES:
             if histogram.ndim == 2:
@@ -452,11 +452,10 @@ class HadamardResponse(_CategoricalMechanism):
             return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d)
         totals = np.maximum(histogram.sum(axis=-1, keepdims=True), 1)
         start = project_simplex(self._agreement(histogram) / (totals * self._gap()))
-        if histogram.ndim == 2:  # a leading axis of draws (the "auto" bootstrap): all rows' Newton steps at once
-            return channel_count_mle_rows(histogram, self._symbol_law, self._symbol_adjoint, self._symbol_curvature,
-                                          start)
-        return channel_count_mle(histogram, self._symbol_law, self._symbol_adjoint, self.d,
-                                 curvature=self._symbol_curvature, start=start)
+        # a leading axis of draws (the "auto" bootstrap) takes all rows' Newton steps at once
+        found, info = channel_count_mle_rows(histogram.reshape(-1, self.symbols), self._symbol_law,
+                                             self._symbol_adjoint, self._symbol_curvature, start.reshape(-1, self.d))
+        return found.reshape(start.shape), info
 
     def frequency_mle_divergence(self, stats, n, mle, covariance):
         """``E[g . (x - theta)]`` for the MLE ``g`` of the histogram ``c`` and the unbiased ``x = A c``: by

@@ -134,6 +134,12 @@ def test_generic_em_agrees_with_the_closed_form_of_randomized_response():
     assert info["converged"]
     np.testing.assert_allclose(theta, closed, atol=1e-5)
     assert np.sum(counts * np.log(q + (p - q) * closed)) >= np.sum(counts * np.log(q + (p - q) * theta)) - 1e-9
+    # Newton, with callables of one vector only (sum_z w_z Q(z|x) Q(z|y) of randomized response's channel)
+    newton, newton_info = channel_count_mle(
+        counts, lambda t: q + (p - q) * t, lambda w: q * w.sum() + (p - q) * w, 30, gap=1e-9,
+        curvature=lambda w: q * q * w.sum() + (p - q) * q * (w[:, None] + w[None, :]) + (p - q) ** 2 * np.diag(w))
+    assert newton_info["method"] == "projected Newton with the exact curvature" and newton_info["converged"]
+    np.testing.assert_allclose(newton, closed, atol=1e-5)
 
 
 def test_an_unconverged_mle_warns(monkeypatch):
@@ -424,3 +430,6 @@ def test_rows_whose_model_is_singular_hand_over_to_em(monkeypatch):
     theta, info = mech.frequency_mle({"symbols": sets}, 10_000)
     assert info["method"] == "projected Newton with the exact curvature, then EM accelerated by SQUAREM"
     assert info["converged"] and np.allclose(theta.sum(axis=1), 1.0)
+    alone, info = mech.frequency_mle({"symbols": sets[0]}, 10_000)
+    assert info["method"] == "projected Newton with the exact curvature, then EM accelerated by SQUAREM"
+    assert info["converged"] and alone.shape == (20,)
