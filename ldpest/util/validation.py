@@ -93,6 +93,20 @@ def check_finite(name: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def numeric_data(data, mechanism: str) -> np.ndarray:
+    """Data as float64 numbers, whatever their shape: an object array of numbers (e.g. a channel's inputs)
+    is converted; anything else that is not integers or floats is a DataError naming ``mechanism``."""
+    values = np.asarray(data)
+    if values.dtype == object:
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"data for {mechanism!r} must be numbers") from None
+    if values.dtype.kind not in "iuf":
+        raise DataError(f"data for {mechanism!r} must be numbers, got dtype {values.dtype}")
+    return values.astype(np.float64, copy=False)
+
+
 def check_nonempty(name: str, count: int) -> None:
     if count == 0:
         raise DataError(f"{name} is empty: at least one record is needed")

@@ -17,6 +17,7 @@ from ldpest.util.validation import (
     check_positive_int,
     check_positive_real,
     check_report_matrix,
+    numeric_data,
 )
 
 from . import tuning
@@ -135,15 +136,7 @@ class PartitionMechanism(Mechanism):
     def locate_cells(self, data) -> np.ndarray:
         """The cell number (0..N-1) of every point of ``data`` ((n, d) numbers, or 1-D when d = 1), -1 for
         points outside every cell; a DataError for anything else."""
-        points = np.asarray(data)
-        if points.dtype.kind == "O":
-            try:
-                points = points.astype(np.float64)
-            except (TypeError, ValueError):
-                raise DataError(f"data for {self.name!r} must be numbers") from None
-        if points.dtype.kind not in "iuf":
-            raise DataError(f"data for {self.name!r} must be numbers, got dtype {points.dtype}")
-        points = points.astype(np.float64, copy=False)
+        points = numeric_data(data, self.name)
         if points.ndim == 1 and self.d == 1:
             points = points[:, None]
         if points.ndim != 2 or points.shape[1] != self.d:

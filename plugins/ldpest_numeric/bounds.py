@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldpest import DataError, Mechanism, ParameterError
-from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_interval
+from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_interval, numeric_data
 
 OUTSIDE = ("refuse", "clip")
 
@@ -83,19 +83,11 @@ class BoundedMechanism(Mechanism):
         return "refused on the device (the data lay in [low, high])"
 
     def encode_data(self, data) -> np.ndarray:
-        x = np.asarray(data)
-        if x.dtype == object:  # numbers in a list of mixed Python objects (e.g. a channel's inputs)
-            try:
-                x = x.astype(np.float64)
-            except (TypeError, ValueError):
-                raise DataError(f"data for {self.name!r} must be numbers") from None
-        if x.dtype.kind not in "iuf":
-            raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
+        x = numeric_data(data, self.name)
         if x.ndim == 2 and x.shape[1] == 1:
             x = x[:, 0]
         if x.ndim != 1:
             raise DataError(f"data for {self.name!r} must be one column of numbers, got shape {x.shape}")
-        x = x.astype(np.float64, copy=False)
         if all_within(x, self.low, self.high):
             return x
         check_finite("data", x)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ldpest import Channel, DataError, Mechanism, ParameterError
 from ldpest.privacy.exact import random_words, ratio_within
-from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int
+from ldpest.util.validation import check_choice, check_epsilon, check_finite, check_positive_int, numeric_data
 
 from .bounds import all_within
 from .mechanisms import DEFAULT_STEPS, Duchi, Hybrid, Piecewise
@@ -131,14 +131,7 @@ class Multidimensional(Mechanism):
         if x.ndim != 2 or x.shape[1] != self.d:
             raise DataError(f"data for {self.name!r} must have {self.d} columns (one per attribute), "
                             f"got shape {x.shape}")
-        if x.dtype == object:
-            try:
-                x = x.astype(np.float64)
-            except (TypeError, ValueError):
-                raise DataError(f"data for {self.name!r} must be numbers") from None
-        if x.dtype.kind not in "iuf":
-            raise DataError(f"data for {self.name!r} must be numbers, got dtype {x.dtype}")
-        x = x.astype(np.float64, copy=False)
+        x = numeric_data(x, self.name)
         low, high = self._low, self._high
         if not all_within(x, low, high):
             check_finite("data", x)

@@ -559,3 +559,22 @@ def test_the_variance_corrects_the_square_of_the_mean_at_small_n(name):
         estimator.statistics_spec_json, mech.spec_json, 40, {"counts": c.astype(np.int64)}))["variance"])
         for c in counts])
     assert abs(draws.mean() - truth) < 4 * draws.std(ddof=1) / math.sqrt(len(draws))
+
+
+@pytest.mark.parametrize(("name", "params", "width"), [
+    ("duchi", {"low": 0, "high": 1}, 1),
+    ("multidimensional", {"low": [0, 0], "high": [1, 1]}, 2),
+    ("laplace-histogram", {"low": [0], "high": [1], "bins": 4}, 1),
+])
+def test_data_that_are_not_numbers_are_refused_naming_the_mechanism(name, params, width):
+    """Numbers in an object array are taken as floats; strings, booleans and other objects are a DataError that
+    names the mechanism (ldpest.util.validation.numeric_data), before anything is drawn."""
+    mech = ldpest.mechanism(name, epsilon=1.0, **params)
+    shape = (3,) if width == 1 else (3, width)
+    taken = mech.privatize(np.array([0.25, 1, 0.5] * width, dtype=object).reshape(shape), rng=0)
+    assert len(taken.values) == 3
+    for data, message in ((np.array(["a", 1, 0.5] * width, dtype=object), "must be numbers$"),
+                          (np.array(["0.1", "0.2", "0.3"] * width), "must be numbers, got dtype <U3"),
+                          (np.array([True, False, True] * width), "must be numbers, got dtype bool")):
+        with pytest.raises(ldpest.DataError, match=f"data for '{name}' {message}"):
+            mech.privatize(data.reshape(shape), rng=0)
