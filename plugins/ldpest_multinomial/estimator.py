@@ -38,6 +38,7 @@ from ldpest.stats.risk import (
     simplex_divergence,
     stein_risk,
 )
+from ldpest.util.blas import on_one_blas_thread
 from ldpest.util.validation import check_choice
 
 INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
@@ -89,6 +90,7 @@ def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, mo
             "needs", EstimateWarning, stacklevel=2)
 
 
+@on_one_blas_thread
 def _mle(mechanism, arrays, n: int):
     """The oracle's maximum-likelihood frequencies and their ``mle_*`` attributes (warning if unconverged)."""
     found = mechanism.frequency_mle(arrays, n)
@@ -144,6 +146,7 @@ def _unbiased_variance(mechanism, theta, stderr, n: int) -> np.ndarray:
         return np.asarray(stderr, dtype=np.float64) ** 2
 
 
+@on_one_blas_thread
 def lowest_risk_estimate(mechanism, arrays, n: int, theta, stderr) -> tuple[str, np.ndarray, dict]:
     """``projection="auto"``: ``(name, estimate, attrs)`` of the candidate with the lowest estimated risk
     (docs/frequency-oracles.md, "The default estimate").
