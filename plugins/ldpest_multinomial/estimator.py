@@ -38,7 +38,7 @@ from ldpest.stats.risk import (
     simplex_divergence,
     stein_risk,
 )
-from ldpest.util.blas import on_one_blas_thread
+from ldpest.util.blas import on_one_blas_thread, one_blas_thread
 from ldpest.util.validation import check_choice
 
 INCONSISTENT_P = 1e-6  # chance, over all categories together, that reports of the stated mechanism warn
@@ -90,10 +90,10 @@ def warn_about_frequencies(theta, stderr, categories, n: int, epsilon: float, mo
             "needs", EstimateWarning, stacklevel=2)
 
 
-@on_one_blas_thread
 def _mle(mechanism, arrays, n: int):
     """The oracle's maximum-likelihood frequencies and their ``mle_*`` attributes (warning if unconverged)."""
-    found = mechanism.frequency_mle(arrays, n)
+    with one_blas_thread():
+        found = mechanism.frequency_mle(arrays, n)
     if found is None:
         raise ParameterError(f"projection='mle': the statistics of {mechanism.name!r} are not sufficient "
                              "for its maximum-likelihood estimate (available for randomized-response and "
