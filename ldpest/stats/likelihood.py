@@ -307,6 +307,8 @@ def _newton_rows(counts, forward, adjoint, curvature, start, gap: float):
 # -- "The maximum-likelihood estimate from the reports")
 SUPPORT_BLOCK_CELLS = 1 << 17  # report cells converted to float32 at a time (512 KiB: stays in cache)
 SUPPORT_BLOCK_ROWS = 1 << 12  # ... and at most this many reports, so that every block sum below is exact
+SUPPORT_GROUP_BLOCKS = 8  # blocks kept as floats while their reports' weights are made in one step (4 MiB; 16 was
+# no faster at d = 1000, 32 twice as slow: docs/benchmarks.md, "The maximum-likelihood estimate from the reports")
 THETA_BITS = 40  # the iterate's frequencies are multiples of 2^-40: theta(S_i) is then exact in any order
 UNIT_BITS = 30  # per-report terms keep 30 significant bits (a relative change below 1e-9), summed exactly
 # ... as integers split into limbs of 24 - log2(block rows) bits (12 at d <= 32, 16 at d = 1000: _limb_bits), so that
@@ -402,24 +404,31 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
     limb_bits, rows = _limb_bits(d), _block_rows(d)
     count, square_count = bits // limb_bits + 1, square_bits // limb_bits + 1
-    # the block in the members' own layout (column-major from local hashing): the copy stays contiguous
+    # blocks in the members' own layout (column-major from local hashing): the copies stay contiguous
     order = "F" if members.flags.f_contiguous and not members.flags.c_contiguous else "C"
-    block_buffer = np.empty((min(rows, n), d), dtype=np.float32, order=order)
+    blocks = [np.empty((min(rows, n), d), dtype=np.float32, order=order)
+              for _ in range(max(1, min(SUPPORT_GROUP_BLOCKS, -(-n // rows))))]
+    group = rows * len(blocks)
+    theta_sums = np.empty((min(group, n), theta_limbs.shape[1]), dtype=np.float32)
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
     sums = np.zeros((count + square_count, d), dtype=np.float64)  # integers: block sums below 2^24 add exactly
-    for start in range(0, n, rows):
-        stop = min(start + rows, n)
-        block = block_buffer[:stop - start]
-        np.copyto(block, members[start:stop], casting="unsafe")
+    for start in range(0, n, group):  # a group of blocks at a time: the weights' dozen small steps once per group
+        stop = min(start + group, n)
+        views = [(block[:min(rows, stop - at)], at)
+                 for block, at in zip(blocks, range(start, stop, rows), strict=False)]
+        for block, at in views:
+            np.copyto(block, members[at:at + block.shape[0]], casting="unsafe")
+            np.matmul(block, theta_limbs, out=theta_sums[at - start:at - start + block.shape[0]])
         total = report_totals[start:stop]
-        np.matmul((block @ theta_limbs).astype(np.float64), theta_scales, out=total)
+        np.matmul(theta_sums[:stop - start].astype(np.float64), theta_scales, out=total)
         total *= scale
         total += 1.0
         weight = 1.0 / total
         limbs[start:stop] = _limbs([(np.rint(np.ldexp(weight, bits)), count),
                                     (np.rint(np.ldexp(weight * weight, square_bits)), square_count)], limb_bits)
-        sums += limbs[start:stop].T @ block
+        for block, at in views:
+            sums += limbs[at:at + block.shape[0]].T @ block
     loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
                      .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
     totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^24: exact below 2^29 reports
