@@ -13,9 +13,7 @@ the ratio MLE / simplex with its paired standard error, and the passes (mean and
     .venv/bin/python bench/bench_frequency_likelihood.py accuracy --reps 20 > $B
     .venv/bin/python bench/bench_frequency_likelihood.py time --n 1000000 --d 1000 --epsilons 1,4 >> $B
     .venv/bin/python bench/bench_frequency_likelihood.py time --n 10000000 --d 1000 --epsilons 1,4 \
-        --oracles unary-randomized-response --repeat 1 >> $B
-    .venv/bin/python bench/bench_frequency_likelihood.py time --n 10000000 --d 1000 --epsilons 1,4 \
-        --oracles optimized-unary-encoding,subset-selection --repeat 1 >> $B
+        --oracles unary-randomized-response,optimized-unary-encoding,subset-selection --repeat 1 >> $B
     .venv/bin/python bench/bench_frequency_likelihood.py time --n 10000000 --d 1000 --epsilons 1,4 \
         --oracles local-hashing --repeat 1 >> $B
     .venv/bin/python bench/bench_frequency_likelihood.py passes --n 100000 --d 10,100,300 \
