@@ -2,6 +2,7 @@
 default (``frequency``, projection ``auto``) on the same reports, the passes it makes over them, and its
 time against the projection's.
 ``passes``: the passes with the simulated curvature's rank-one fit and without it.
+``model``: the passes and seconds with each count of simulated reports per category (``--model-reports``).
 
 ``accuracy``: for each oracle, epsilon, d and truth (``skewed``: ``theta_j ~ exp(-12.5 j / d)``; ``flat``),
 ``reps`` sets of n privatised reports of data drawn from the truth; mean squared l2 error of each estimate,
@@ -18,6 +19,9 @@ the ratio MLE / simplex with its paired standard error, and the passes (mean and
         --oracles local-hashing --repeat 1 >> $B
     .venv/bin/python bench/bench_frequency_likelihood.py passes --n 100000 --d 10,100,300 \
         --oracles unary-randomized-response,subset-selection,local-hashing >> $B
+    .venv/bin/python bench/bench_frequency_likelihood.py model --n 100000 --d 1000 --model-reports 32,16,8 >> $B
+    .venv/bin/python bench/bench_frequency_likelihood.py model --n 50000 --d 2000 --epsilons 0.5,4 \
+        --oracles unary-randomized-response,subset-selection,local-hashing --model-reports 32,8 >> $B
 """
 
 from __future__ import annotations
@@ -134,18 +138,50 @@ def passes(args) -> None:
     print(f"# total {totals[0]} with the fit, {totals[1]} without")
 
 
+def model(args) -> None:
+    """Passes and seconds to convergence with each count of simulated reports per category behind the
+    curvature off the diagonal (``MODEL_REPORTS``; at least ``MODEL_LEAST`` reports whatever the count, and
+    here not limited by n: ``MODEL_SHARE = 1``), on one set of reports per cell."""
+    from ldpest_multinomial import likelihood
+
+    default, counts = likelihood.MODEL_REPORTS, [int(count) for count in args.model_reports.split(",")]
+    share, likelihood.MODEL_SHARE = likelihood.MODEL_SHARE, 1
+    print(f"# model: n = {args.n}, one set of reports per cell; passes (seconds) with MODEL_REPORTS = "
+          f"{', '.join(map(str, counts))} simulated reports per category, at least {likelihood.MODEL_LEAST}")
+    print(f"{'oracle':28s} {'eps':>4s} {'d':>5s} {'truth':6s} " + " ".join(f"{count:>13d}" for count in counts))
+    passes, seconds = np.zeros(len(counts), dtype=int), np.zeros(len(counts))
+    for name, epsilon, d, shape in itertools.product(args.oracles.split(","), map(float, args.epsilons.split(",")),
+                                                     map(int, args.d.split(",")), ("skewed", "flat")):
+        mechanism = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(d)))
+        reports = mechanism.privatize(np.random.default_rng(0).choice(d, size=args.n, p=truth_of(shape, d)), rng=1)
+        cells = []
+        for index, count in enumerate(counts):
+            likelihood.MODEL_REPORTS = count
+            start = time.perf_counter()
+            result = quiet_estimate(reports, ldpest.estimator("frequency-likelihood", max_passes=30))
+            seconds[index] += time.perf_counter() - start
+            passes[index] += result.attrs["mle_passes"]
+            cells.append(f"{result.attrs['mle_passes']:3d} ({time.perf_counter() - start:6.2f} s)")
+        likelihood.MODEL_REPORTS = default
+        print(f"{name:28s} {epsilon:4g} {d:5d} {shape:6s} " + " ".join(f"{cell:>13s}" for cell in cells), flush=True)
+    likelihood.MODEL_SHARE = share
+    print("# total " + ", ".join(f"{count} per category: {total} passes in {second:.1f} s"
+                                 for count, total, second in zip(counts, passes, seconds, strict=True)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=("accuracy", "time", "passes"))
+    parser.add_argument("part", choices=("accuracy", "time", "passes", "model"))
     parser.add_argument("--oracles", default=",".join(ORACLES))
     parser.add_argument("--epsilons", default="0.5,1,2,4")
     parser.add_argument("--d", default="10,100")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--model-reports", default="32,8", help="the model part's counts of simulated reports")
     args = parser.parse_args()
     register_example_plugin()
-    {"accuracy": accuracy, "time": timing, "passes": passes}[args.part](args)
+    {"accuracy": accuracy, "time": timing, "passes": passes, "model": model}[args.part](args)
 
 
 if __name__ == "__main__":

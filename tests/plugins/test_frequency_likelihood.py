@@ -296,6 +296,23 @@ def test_the_rank_one_fit_ignores_the_diagonal_and_is_least_squares_off_it():
     np.testing.assert_allclose(residual @ b, 0.0, atol=1e-9)  # the gradient of the squared error off the diagonal
 
 
+def test_the_model_simulates_one_report_per_share_of_the_reports_within_its_bounds(monkeypatch):
+    from ldpest_multinomial import likelihood
+
+    mechanism = ldpest.mechanism("unary-randomized-response", epsilon=1.0, categories=list(range(600)))
+    sizes, privatize = [], type(mechanism).privatize_encoded
+
+    def counted(self, codes, rng):
+        sizes.append(len(codes))
+        return privatize(self, codes, rng)
+
+    monkeypatch.setattr(type(mechanism), "privatize_encoded", counted)
+    for n in (10, 1 << 18, 300_000, 10 ** 7):
+        likelihood._member_products(mechanism, np.full(600, 1 / 600), n)
+    assert likelihood.MODEL_LEAST == 16_384 and likelihood.MODEL_SHARE == 16 and likelihood.MODEL_REPORTS == 32
+    assert sizes == [16_384, 16_384, 18_750, 19_200]  # at least 2^14; n / 16; at most 32 per category
+
+
 @pytest.mark.parametrize("name,params", [(n, p) for n, p in SUPPORT_ORACLES if "prime" not in p],
                          ids=[i for i, (_, p) in zip(IDS, SUPPORT_ORACLES, strict=True) if "prime" not in p])
 @pytest.mark.parametrize("d", [10, 300])
