@@ -413,7 +413,7 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
     sums = np.zeros((count + square_count, d), dtype=np.float64)  # integers: block sums below 2^24 add exactly
-    for start in range(0, n, group):  # a group of blocks at a time: the weights' dozen small steps once per group
+    for start in range(0, n, group):  # a group of blocks at a time: the weights' twenty small calls once per group
         stop = min(start + group, n)
         views = [(block[:min(rows, stop - at)], at)
                  for block, at in zip(blocks, range(start, stop, rows), strict=False)]

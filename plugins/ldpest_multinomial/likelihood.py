@@ -57,7 +57,7 @@ from .estimator import FrequencyEstimator, _mle, frequency_parts, warn_about_fre
 MAX_PASSES = 20
 MODEL_REPORTS = 32  # simulated reports per category for the curvature off the diagonal ...
 MODEL_SHARE = 16  # ... at most one per this many reports (so 16,384 up to 2^18 reports: at d = 1000 and 2000 the
-# same passes in a third to a half less time; at 3 x 10^6 fewer left the steps 1.5x shorter of the maximum: docs)
+# same passes in a third to a half less time; at 3 x 10^6 reports fewer left 1.5x larger gaps after each pass)
 MODEL_LEAST = 1 << 14  # ... and at least this many (measured: 10 -> 8 passes at d = 10, epsilon 4)
 MODEL_BLOCK_CELLS = 1 << 22  # simulated report cells turned into floats at a time
 RANK_ONE_BELOW = 1024  # with fewer simulated reports per category, their products off the diagonal are fitted by
