@@ -499,27 +499,59 @@ def off_diagonal_rank_one(matrix, *, iterations: int = 500, tolerance: float = 1
     return np.outer(a, a)
 
 
+QP_POWER_STEPS = 30  # power iterations for simplex_qp's step (2.3 ms at d = 1000, against 41 ms for eigvalsh)
+
+
 def simplex_qp(curvature: np.ndarray, gradient: np.ndarray, theta, *, gap: float,
                max_iterations: int = 20_000) -> np.ndarray:
     """The maximiser over the simplex of the model ``gradient . (z - theta) - (z - theta)^T curvature
-    (z - theta) / 2`` (``curvature`` positive semi-definite), by projected gradient steps of ``1 /
-    lambda_max`` (linear convergence at rate ``1 - 1 / kappa``: the curvature of these likelihoods has
-    condition number about 2 on the simplex, measured at d = 1000); stops when the model's Frank-Wolfe gap
-    is at most ``gap``."""
+    (z - theta) / 2`` (``curvature`` positive semi-definite), by projected gradient steps of ``1 / lambda``
+    (linear convergence at rate ``1 - 1 / kappa``: the curvature of these likelihoods has condition number
+    about 2 on the simplex, measured at d = 1000); stops when the model's Frank-Wolfe gap is at most ``gap``.
+
+    ``lambda`` is the Rayleigh quotient after ``QP_POWER_STEPS`` power iterations, at most ``lambda_max``
+    (within 2-9% of it at d = 1000). Steps below ``2 / lambda_max`` raise the model's value at every step;
+    if one lowers it, the step was too long, and the iteration starts again with ``lambda_max`` itself."""
     theta = np.asarray(theta, dtype=np.float64)
     # steps stay on {sum z = 1}: the curvature there is P A P (P the projection orthogonal to 1), and its
     # largest eigenvalue, not A's (large along 1), sets the step
     rows = curvature.mean(axis=0)
     curvature = curvature - rows[None, :] - rows[:, None] + rows.mean()
     gradient = gradient - gradient.mean()
-    step = 1.0 / max(float(np.linalg.eigvalsh(curvature)[-1]), 1e-300)
-    z = theta.copy()
+    step, exact = 1.0 / max(_power_eigenvalue(curvature), 1e-300), False
+    z, value = theta.copy(), 0.0
     for _ in range(max_iterations):
-        slope = gradient - curvature @ (z - theta)
+        change = z - theta
+        slope = gradient - curvature @ change
+        both = gradient + slope
+        following = 0.5 * float(change @ both)  # the model's value at z, and below its rounding
+        if following < value - 1e-9 * float(np.abs(change) @ np.abs(both)) and not exact:
+            step, exact = 1.0 / max(float(np.linalg.eigvalsh(curvature)[-1]), 1e-300), True
+            z, value = theta.copy(), 0.0
+            continue
         if float(slope.max() - z @ slope) <= gap:
             break
+        value = following
         z = project_simplex(z + step * slope)
     return z
+
+
+def _power_eigenvalue(matrix: np.ndarray) -> float:
+    """A lower estimate of the largest eigenvalue of a symmetric positive semi-definite ``matrix`` whose rows
+    sum to 0: the Rayleigh quotient after ``QP_POWER_STEPS`` power iterations from a fixed start orthogonal
+    to 1."""
+    vector = np.random.default_rng(0).standard_normal(matrix.shape[0])
+    vector -= vector.mean()
+    quotient = 0.0
+    for _ in range(QP_POWER_STEPS):
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:
+            break
+        vector /= norm
+        image = matrix @ vector
+        quotient = float(vector @ image)
+        vector = image
+    return quotient
 
 
 def secant_update(curvature: np.ndarray, step: np.ndarray, change: np.ndarray) -> np.ndarray:

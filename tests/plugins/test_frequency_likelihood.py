@@ -296,6 +296,26 @@ def test_the_rank_one_fit_ignores_the_diagonal_and_is_least_squares_off_it():
     np.testing.assert_allclose(residual @ b, 0.0, atol=1e-9)  # the gradient of the squared error off the diagonal
 
 
+@pytest.mark.parametrize("too_long", [1.0, 10.0])
+def test_the_model_step_is_the_maximiser_even_when_its_step_estimate_is_too_long(monkeypatch, too_long):
+    from ldpest.stats import likelihood
+
+    rng = np.random.default_rng(3)
+    d = 40
+    root = rng.normal(size=(d, d))
+    curvature = root @ root.T / d + np.eye(d)
+    gradient, theta = rng.normal(size=d) * 5, np.full(d, 1 / d)
+    exact = likelihood.simplex_qp_active(curvature, gradient, theta)
+    centred = curvature - curvature.mean(axis=0)[None, :] - curvature.mean(axis=1)[:, None] + curvature.mean()
+    top = np.linalg.eigvalsh(centred)[-1]
+    assert likelihood._power_eigenvalue(centred) <= top * (1 + 1e-12)  # a Rayleigh quotient: never above
+    if too_long > 1:  # a step 10 times 1 / lambda_max diverges: the model's value falls, and lambda_max is taken
+        monkeypatch.setattr(likelihood, "_power_eigenvalue", lambda matrix: top / too_long)
+    found = likelihood.simplex_qp(curvature, gradient, theta, gap=1e-12, max_iterations=5000)
+    assert abs(found.sum() - 1) < 1e-12 and found.min() >= 0
+    np.testing.assert_allclose(found, exact, atol=1e-7)
+
+
 def test_the_model_simulates_one_report_per_share_of_the_reports_within_its_bounds(monkeypatch):
     from ldpest_multinomial import likelihood
 
