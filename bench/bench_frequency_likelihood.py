@@ -159,9 +159,10 @@ def model(args) -> None:
             likelihood.MODEL_REPORTS = count
             start = time.perf_counter()
             result = quiet_estimate(reports, ldpest.estimator("frequency-likelihood", max_passes=30))
-            seconds[index] += time.perf_counter() - start
+            elapsed = time.perf_counter() - start
+            seconds[index] += elapsed
             passes[index] += result.attrs["mle_passes"]
-            cells.append(f"{result.attrs['mle_passes']:3d} ({time.perf_counter() - start:6.2f} s)")
+            cells.append(f"{result.attrs['mle_passes']:3d} ({elapsed:6.2f} s)")
         likelihood.MODEL_REPORTS = default
         print(f"{name:28s} {epsilon:4g} {d:5d} {shape:6s} " + " ".join(f"{cell:>13s}" for cell in cells), flush=True)
     likelihood.MODEL_SHARE = share
