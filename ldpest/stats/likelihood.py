@@ -412,7 +412,9 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     theta_sums = np.empty((min(group, n), theta_limbs.shape[1]), dtype=np.float32)
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
-    sums = np.zeros((count + square_count, d), dtype=np.float64)  # integers: block sums below 2^24 add exactly
+    # integers: block sums below 2^24 add exactly; with column-major blocks, (d, limbs) (block^T limbs is 1.7x
+    # faster than limbs^T block there)
+    sums = np.zeros((count + square_count, d) if order == "C" else (d, count + square_count), dtype=np.float64)
     for start in range(0, n, group):  # a group of blocks at a time: the weights' twenty small calls once per group
         stop = min(start + group, n)
         views = [(block[:min(rows, stop - at)], at)
@@ -428,9 +430,11 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         limbs[start:stop] = _limbs([(np.rint(np.ldexp(weight, bits)), count),
                                     (np.rint(np.ldexp(weight * weight, square_bits)), square_count)], limb_bits)
         for block, at in views:
-            sums += limbs[at:at + block.shape[0]].T @ block
+            sums += limbs[at:at + block.shape[0]].T @ block if order == "C" else block.T @ limbs[at:at + block.shape[0]]
     loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
                      .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
+    if order == "F":
+        sums = sums.T
     totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^24: exact below 2^29 reports
     sums = sums.astype(np.int64)
     return {"loglik": ExactSum(np.array([loglik], dtype=object), -UNIT_BITS, ()),
