@@ -341,38 +341,42 @@ class LocalHashing(AffineBinomialOracle, _CategoricalMechanism):
         (n, d) array, so that each category's column is one contiguous write (a row-major column is a
         write every d bytes: 2.4x slower at d = 1000)."""
         members = np.empty((self.d, reports.shape[0]), dtype=np.uint8)
-        for rows, j, inside in self._supports(reports):
-            members[j, rows] = inside
+        for _ in self._supports(reports, members.view(bool)):
+            pass
         return members.T
 
-    def _supports(self, reports):
+    def _supports(self, reports, out=None):
         """``(rows, j, inside)``: for each block of reports and category j, whether each report
-        supports j, in O(n d) integer steps.  Universal family: ``h(j) = y`` iff the residue
-        ``(a j + c) mod P`` lies in ``[L_y, L_{y+1})``, ``L_k = ceil(k P / g)``; residues advance
-        by ``a`` per category (mod P).  xxh32: one vectorised hash per (report, category)."""
+        supports j, in O(n d) integer steps; ``inside`` is ``out[j, rows]`` where ``out`` (a (d, n) bool
+        array) is given.  Universal family: ``h(j) = y`` iff the residue ``(a j + c) mod P`` lies in
+        ``[L_y, L_{y+1})``, ``L_k = ceil(k P / g)``, that is iff ``s_j = (a j + c - L_y) mod P`` is below
+        ``L_{y+1} - L_y``; ``s_j`` advances by ``a`` per category (mod P): three uint32 steps and the test.
+        xxh32: one vectorised hash per (report, category)."""
         prime, g = (None if self._prime is None else np.uint32(self._prime)), np.uint32(self._g)
         for start in range(0, reports.shape[0], _DECODE_ROWS):
             block = reports[start:start + _DECODE_ROWS]
             rows = slice(start, start + block.shape[0])
+            inside = np.empty(block.shape[0], dtype=bool) if out is None else None
             if self._xxh32:
                 seeds = (block[:, 1].astype(np.uint64) & np.uint64(_SEED_MASK)).astype(np.uint32)
                 values = block[:, 0].astype(np.uint32)
                 for j in range(self.d):
-                    yield rows, j, xxh32_decimal(j, seeds) % g == values
+                    found = inside if out is None else out[j, rows]
+                    np.equal(xxh32_decimal(j, seeds) % g, values, out=found)
+                    yield rows, j, found
                 continue
             step = block[:, 0].astype(np.uint32)
-            residue = block[:, 1].astype(np.uint32)  # category 0: (a 0 + c) mod P
-            low = self._lower[block[:, 2]].astype(np.uint32)
-            width = (self._lower[block[:, 2] + 1] - self._lower[block[:, 2]]).astype(np.uint32)
-            shifted = np.empty_like(residue)
-            inside = np.empty(residue.shape, dtype=bool)
+            low = self._lower[block[:, 2]]
+            width = (self._lower[block[:, 2] + 1] - low).astype(np.uint32)
+            shifted = ((block[:, 1] - low) % self._prime).astype(np.uint32)  # s_0 = (c - L_y) mod P
+            wrapped = np.empty_like(shifted)
             for j in range(self.d):
-                np.subtract(residue, low, out=shifted)  # wraps below L_y: then >= width
-                np.less(shifted, width, out=inside)
-                yield rows, j, inside
-                residue += step  # < 2P < 2^32
-                np.subtract(residue, prime, out=shifted)
-                np.minimum(residue, shifted, out=residue)  # mod P: the subtraction wraps when residue < P
+                found = inside if out is None else out[j, rows]
+                np.less(shifted, width, out=found)
+                yield rows, j, found
+                shifted += step  # < 2P < 2^32
+                np.subtract(shifted, prime, out=wrapped)
+                np.minimum(shifted, wrapped, out=shifted)  # mod P: the subtraction wraps when shifted < P
 
     cross_covariance_columns = True
 
