@@ -409,6 +409,9 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     blocks = [np.empty((min(rows, n), d), dtype=np.float32, order=order)
               for _ in range(max(1, min(SUPPORT_GROUP_BLOCKS, -(-n // rows))))]
     group = rows * len(blocks)
+    # a column-major block is d short runs: copied first in the members' own dtype, then converted in one run
+    # (local hashing's statistics 0.39-0.44 -> 0.29-0.31 ns a cell for the copy at d = 1000)
+    staged = np.empty((min(rows, n), d), dtype=members.dtype, order="F") if order == "F" else None
     theta_sums = np.empty((min(group, n), theta_limbs.shape[1]), dtype=np.float32)
     report_totals = np.empty(n, dtype=np.float64)  # T_i
     limbs = np.empty((n, count + square_count), dtype=np.float32)
@@ -420,7 +423,11 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         views = [(block[:min(rows, stop - at)], at)
                  for block, at in zip(blocks, range(start, stop, rows), strict=False)]
         for block, at in views:
-            np.copyto(block, members[at:at + block.shape[0]], casting="unsafe")
+            source = members[at:at + block.shape[0]]
+            if staged is not None:
+                source = staged[:block.shape[0]]
+                np.copyto(source, members[at:at + block.shape[0]])
+            np.copyto(block, source, casting="unsafe")
             np.matmul(block, theta_limbs, out=theta_sums[at - start:at - start + block.shape[0]])
         total = report_totals[start:stop]
         np.matmul(theta_sums[:stop - start].astype(np.float64), theta_scales, out=total)
