@@ -148,8 +148,9 @@ def test_statistics_are_exact_in_any_order_and_match_float_sums(ratio, d):
     assert lattice_frequencies([0.1, 0.2, 0.7]).sum() == 1.0
 
 
-def test_every_way_of_reading_reports_gives_the_same_result(tmp_path):
-    reports = reports_of("subset-selection", {}, 8, 5000, 2.0)
+@pytest.mark.parametrize("name", ["subset-selection", "local-hashing"])  # local hashing's supports kept in memory
+def test_every_way_of_reading_reports_gives_the_same_result(tmp_path, name):
+    reports = reports_of(name, {}, 8, 5000, 2.0)
     estimator = ldpest.estimator("frequency-likelihood")
     expected = ldpest.estimate(reports, estimator)
     assert expected.attrs["mle_passes"] >= 3
@@ -342,3 +343,115 @@ def test_it_converges_in_at_most_ten_passes(name, params, d):
             reports = reports_of(name, params, d, 30_000, epsilon, truth=truth / truth.sum(), seed=5)
             result = ldpest.estimate(reports, "frequency-likelihood")
             assert result.attrs["mle_converged"] == 1 and result.attrs["mle_passes"] <= 10, (epsilon, truth[:2])
+
+
+# -- computed supports kept as bits between passes --------------------------------------------------------
+def _counting_supports(monkeypatch, reports):
+    """The sizes of report_support's calls on ``reports`` (not on the Newton model's simulated reports)."""
+    calls, support, values = [], type(reports.mechanism).report_support, reports.values
+
+    def counted(self, chunk):
+        if np.may_share_memory(chunk, values):
+            calls.append(len(chunk))
+        return support(self, chunk)
+
+    monkeypatch.setattr(type(reports.mechanism), "report_support", counted)
+    return calls
+
+
+@pytest.mark.parametrize("name,params", [("local-hashing", {}), ("subset-selection", {"report_form": "indices",
+                                                                                      "subset_size": 2})],
+                         ids=["olh", "subset-indices"])
+def test_computed_supports_are_kept_between_passes_and_change_nothing(monkeypatch, name, params):
+    from ldpest_multinomial import likelihood
+
+    reports = reports_of(name, params, 40, 3000, 2.0)
+    monkeypatch.setattr(likelihood, "SUPPORT_ROWS_CELLS", 40 * 700)  # five blocks of 700 reports, the last short
+    calls = _counting_supports(monkeypatch, reports)
+    kept = ldpest.estimate(reports, ldpest.estimator("frequency-likelihood"))
+    kept_calls, calls[:] = list(calls), []
+    monkeypatch.setattr(likelihood, "SUPPORT_CACHE_BYTES", 0)
+    computed = ldpest.estimate(reports, ldpest.estimator("frequency-likelihood"))
+    xr.testing.assert_identical(kept, computed)
+    passes = computed.attrs["mle_passes"]
+    assert passes >= 4
+    assert kept_calls == [700] * 4 + [200]  # the first likelihood pass only
+    assert calls == ([700] * 4 + [200]) * (passes - 1)  # every likelihood pass
+
+
+def test_supports_that_do_not_fit_or_are_the_reports_are_not_kept(monkeypatch):
+    from ldpest_multinomial import likelihood
+
+    reports = reports_of("local-hashing", {}, 40, 3000, 2.0)
+    monkeypatch.setattr(likelihood, "SUPPORT_CACHE_BYTES", 3000 * 40 // 8 - 1)  # a byte short of the bits
+    calls = _counting_supports(monkeypatch, reports)
+    result = ldpest.estimate(reports, ldpest.estimator("frequency-likelihood"))
+    assert len(calls) == result.attrs["mle_passes"] - 1
+    cache = likelihood._SupportCache(1 << 30)
+    unary = reports_of("unary-randomized-response", {}, 40, 100, 2.0)
+    assert all(block.base is not None for block in cache.blocks(unary.mechanism, unary.values, 64))
+    assert cache._kept == {}  # unary reports are their own supports: nothing to keep
+
+
+def _stacked(blocks) -> np.ndarray:
+    """The supports that _SupportCache.blocks gave, block after block (a list where they were kept as tiles)."""
+    return np.vstack([np.vstack(block) if isinstance(block, list) else block for block in blocks])
+
+
+def test_streamed_chunks_are_never_taken_for_one_another():
+    from ldpest_multinomial.likelihood import _SupportCache
+
+    reports = reports_of("local-hashing", {}, 30, 2000, 2.0)
+    mechanism, values = reports.mechanism, reports.values
+    cache = _SupportCache(1 << 30)
+    for start in range(0, 2000, 500):  # each chunk a new array, freed before the next, as a file stream reads them
+        chunk = values[start:start + 500].copy()
+        blocks = list(cache.blocks(mechanism, chunk, 200))
+        assert np.array_equal(_stacked(blocks), mechanism.report_support(chunk))
+        del chunk, blocks
+        assert len(cache._kept) == 1  # the chunks that are gone were dropped
+    other = values[:500].copy()
+    kept = [block.copy() for block in cache.blocks(mechanism, other, 200)]
+    again = list(cache.blocks(mechanism, other, 200))  # now from the bits, as column-major tiles
+    assert all(isinstance(block, list) for block in again)
+    assert np.array_equal(_stacked(again), _stacked(kept))
+    assert np.array_equal(_stacked(again), mechanism.report_support(other))
+    stale = cache._kept.pop(id(other))
+    del other, kept, again
+    new = values[500:1000].copy()
+    cache._kept[id(new)] = stale  # as if the new chunk had the address of the one that is gone
+    assert np.array_equal(_stacked(cache.blocks(mechanism, new, 200)), mechanism.report_support(new))
+    cache.clear()
+    assert cache._kept == {}
+
+
+@pytest.mark.parametrize("d", [2, 7, 30, 1000, 2048])
+def test_packed_supports_unpack_to_the_same_statistics(d):
+    from ldpest.stats.likelihood import _block_rows, pack_supports, unpack_supports
+
+    rng = np.random.default_rng(d)
+    theta = lattice_frequencies(rng.dirichlet(np.full(d, 0.5)))
+    tile = max(8, _block_rows(d) // 8 * 8)
+    for n in sorted({0, 1, 7, tile - 1, tile, tile + 1, 3 * tile + 5}):
+        members = (rng.random((n, d)) < 0.3).astype(np.uint8)
+        for layout in (members, np.asfortranarray(members)):
+            unpacked = unpack_supports(pack_supports(layout))
+            if isinstance(unpacked, list):  # column-major: whole tiles, then the rest, each contiguous
+                assert [len(block) for block in unpacked] == [tile] * (n // tile) + ([n % tile] if n % tile else [])
+                assert all(block.flags.f_contiguous for block in unpacked)
+                assert np.array_equal(np.vstack(unpacked) if unpacked else np.zeros((0, d)), members)
+            else:
+                assert np.array_equal(unpacked, members)
+            for ratio in (1.5, 60.0):
+                expected, found = support_statistics(members, ratio, theta), support_statistics(unpacked, ratio, theta)
+                assert expected["loglik"] == found["loglik"]
+                for key in ("weight_sum", "weight_square_sum", "support", "support_square"):
+                    assert np.array_equal(expected[key], found[key]), (n, key)
+
+
+def test_blocks_longer_than_the_statistics_take_are_refused():
+    from ldpest.stats.likelihood import _block_rows
+
+    blocks = [np.asfortranarray(np.ones((_block_rows(1000) + 1, 1000), dtype=np.uint8))]
+    with pytest.raises(ValueError, match="blocks of at most 131 reports"):
+        support_statistics(blocks, 2.0, np.full(1000, 1 / 1000))
