@@ -20,7 +20,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # noqa: E402
 
 from .util.errors import InconsistentEstimateWarning, LdpestError  # noqa: E402
-from .util.interrupt import was_interrupted  # noqa: E402
+from .util.interrupt import raise_if_interrupted, was_interrupted  # noqa: E402
 
 
 class _Lazy:
@@ -80,7 +80,9 @@ def handles_errors(command):
             with warnings.catch_warnings():  # restores the host's warning display afterwards
                 warnings.simplefilter("default")  # once per command, as one line, whatever the host's filters
                 warnings.showwarning = _one_line_warning
-                return command(*args, **kwargs)
+                result = command(*args, **kwargs)
+            raise_if_interrupted()  # Ctrl-C that landed where Python could not raise it (ldpest.util.interrupt)
+            return result
         except typer.Exit:
             raise
         except KeyboardInterrupt:  # outputs are atomic: nothing partial is left behind

@@ -8,6 +8,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .interrupt import raise_if_interrupted
+
 
 @contextlib.contextmanager
 def atomic_path(path, mode: int | None = None):
@@ -25,6 +27,7 @@ def atomic_path(path, mode: int | None = None):
         try:
             yield Path(tmp)
             os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)  # mkstemp creates 0600
+            raise_if_interrupted()  # Ctrl-C that Python could not raise where it landed
             os.replace(tmp, target)
         except OSError as exc:
             with contextlib.suppress(FileNotFoundError):
@@ -77,6 +80,7 @@ def atomic_directory(path):
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)) / "store"
     try:
         yield tmp
+        raise_if_interrupted()
         if target.exists():
             old = tmp.parent / "old"
             os.replace(target, old)  # keep the good store until the new one is in place

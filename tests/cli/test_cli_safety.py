@@ -444,6 +444,42 @@ def test_ctrl_c_inside_a_compiled_import_is_still_an_interruption(monkeypatch):
         _console.main()
 
 
+def test_ctrl_c_that_python_could_not_raise_still_ends_the_command_with_no_file(monkeypatch, answers, tmp_path):
+    """Ctrl-C inside a callback (importlib's module lock, seen in CI with the test above) is printed by Python
+    as "Exception ignored" and dropped; the handler remembers it, and the command ends as interrupted (130)
+    before its output is moved into place, and also where it has no output file."""
+    from ldpest.util import interrupt
+
+    out = tmp_path / "reports.nc"
+    monkeypatch.setattr(interrupt, "_sigint_received", True)  # as _on_sigint leaves it when its raise is dropped
+    made = run("privatize", answers, "-c", "answer", "-m", "randomized-response", "-e", "1",
+               "--categories", "yes,no", "-o", out)
+    assert made.exit_code == 130 and "interrupted" in made.output and "Traceback" not in made.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.csv"]  # no output, no temporary, no lock
+    monkeypatch.setattr(interrupt, "_sigint_received", False)
+    privatize(answers, out)
+    monkeypatch.setattr(interrupt, "_sigint_received", True)
+    shown = run("estimate", out)
+    assert shown.exit_code == 130 and "interrupted" in shown.output
+
+
+def test_a_dropped_ctrl_c_is_not_printed_and_other_dropped_errors_are(capsys):
+    from ldpest.util.interrupt import _quiet_about_interrupts
+
+    seen = []
+
+    class Unraisable:
+        def __init__(self, exc_type):
+            self.exc_type = exc_type
+
+    hook = _quiet_about_interrupts(seen.append)
+    hook(Unraisable(KeyboardInterrupt))
+    assert seen == []
+    other = Unraisable(ValueError)
+    hook(other)
+    assert seen == [other]
+
+
 def test_an_error_raised_while_handling_ctrl_c_is_an_interruption(monkeypatch):
     from ldpest.util import interrupt
 
