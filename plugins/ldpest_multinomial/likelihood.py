@@ -282,7 +282,8 @@ class _SupportCache:
                 packed.append(bits)
                 packed = packed if room >= 0 else None
             # column-major supports as tiles even when not kept: a tile's copy is one run, a block's d short runs
-            # (local hashing at 10^6, d = 1000: 8.3 -> 7.6 s at epsilon 1, 12.2 -> 10.5 s at 4)
+            # (local hashing at 10^6, d = 1000, not kept: 8.6-8.9 s at epsilon 1 and 11.3-11.5 s at 4, against
+            # 8.5 and 12.1-12.7 with 244f709's staged copies, which the tiles replace)
             yield unpack_supports(bits) if column_major else members
         if packed:
             try:
