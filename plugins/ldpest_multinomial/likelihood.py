@@ -249,7 +249,7 @@ class FrequencyLikelihood(FrequencyEstimator):
 class _SupportCache:
     """The supports of reports held in memory, kept as bits between the passes of one estimate, where the
     oracle computes them (local hashing expands each report into its categories: 0.48 ns a cell at d = 1000,
-    against 0.05 to unpack the bits).  A chunk is known by its identity, through a weak reference, so that
+    against 0.05-0.09 to unpack the bits).  A chunk is known by its identity, through a weak reference, so that
     streamed chunks (new arrays each pass) are never taken for one another, and the bits of chunks that are
     gone are dropped at the next chunk.  At most ``limit`` bytes of bits are kept; where report_support returns
     the reports themselves (unary encodings), nothing is."""
