@@ -42,7 +42,7 @@ registry = _Lazy("ldpest.contract.registry")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Estimate probability vectors and densities from locally private reports.")
-_state = {"debug": False}
+_state = {"debug": False, "said": False}  # said: an error line was written
 
 
 def _print_version(value: bool):
@@ -66,6 +66,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 def _fail(message: str, code: int = 2):
     typer.echo(f"ldpest: error: {message}", err=True)
+    _state["said"] = True
     raise typer.Exit(code)
 
 
@@ -703,7 +704,13 @@ def main(argv: list[str] | None = None):  # the console script
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in argv[1:]:  # typer reads the app's own options only before the subcommand
         argv = ["--debug"] + [a for a in argv if a != "--debug"]
-    app(args=argv, prog_name="ldpest")
+    _state["said"] = False
+    try:
+        app(args=argv, prog_name="ldpest")
+    except SystemExit as ended:  # typer ends Ctrl-C outside a command (while it parses) with 130 and no word
+        if ended.code == 130 and not _state["said"]:
+            typer.echo("ldpest: interrupted", err=True)
+        raise
 
 
 if __name__ == "__main__":

@@ -463,6 +463,31 @@ def test_ctrl_c_that_python_could_not_raise_still_ends_the_command_with_no_file(
     assert shown.exit_code == 130 and "interrupted" in shown.output
 
 
+def test_ctrl_c_while_typer_parses_still_says_so_once(monkeypatch, capsys):
+    """typer turns a KeyboardInterrupt outside ldpest's commands (while it parses) into exit 130 with no word."""
+    import typer
+
+    import ldpest.cli as cli
+
+    def interrupted(**_):
+        raise SystemExit(130)  # what typer raises there (click.exceptions.Exit(130))
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["estimate"])
+    assert ended.value.code == 130 and capsys.readouterr().err == "ldpest: interrupted\n"
+    def said_by_the_command(**_):
+        try:
+            cli._fail("interrupted", code=130)
+        except typer.Exit as exit_:  # as typer's standalone mode ends it
+            raise SystemExit(exit_.exit_code) from None
+
+    monkeypatch.setattr(cli, "app", said_by_the_command)
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["estimate"])
+    assert ended.value.code == 130 and capsys.readouterr().err == "ldpest: error: interrupted\n"  # once
+
+
 def test_a_dropped_ctrl_c_is_not_printed_and_other_dropped_errors_are(capsys):
     from ldpest.util.interrupt import _quiet_about_interrupts
 
