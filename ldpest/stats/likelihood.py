@@ -411,7 +411,7 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         n = members.shape[0]
         # blocks in the members' own layout: the copies stay contiguous (a column-major block is d short runs,
         # one run as a tile of pack_supports)
-        order = "F" if members.flags.f_contiguous and not members.flags.c_contiguous else "C"
+        order = "F" if _column_major(members) else "C"
         parts = [(at, members[at:at + rows]) for at in range(0, n, rows)]
     scale = float(ratio) - 1.0
     theta_limbs = _limbs([(np.rint(np.ldexp(theta, THETA_BITS)), THETA_BITS // THETA_LIMB_BITS)], THETA_LIMB_BITS)
@@ -474,13 +474,17 @@ class PackedSupports(NamedTuple):
         return self.bits.nbytes + self.rest.nbytes
 
 
+def _column_major(members: np.ndarray) -> bool:
+    return members.flags.f_contiguous and not members.flags.c_contiguous
+
+
 def pack_supports(members: np.ndarray) -> PackedSupports:
     """Supports ``members`` ((n, d), 0 or 1) as bits along their contiguous axis (0.04 ns a cell at d = 1000).
     Column-major ones (local hashing's) are cut into tiles of ``_block_rows(d)`` reports rounded down to a
     multiple of 8, so that each tile unpacks into one contiguous column-major block of
     :func:`support_statistics`, whose copy is then one run (d runs of a block's reports otherwise)."""
     n, d = members.shape
-    if not (members.flags.f_contiguous and not members.flags.c_contiguous):
+    if not _column_major(members):
         return PackedSupports("rows", np.packbits(members, axis=1), np.empty(0, np.uint8), 0, 0, d)
     tile = max(8, _block_rows(d) // 8 * 8)
     whole = n // tile
