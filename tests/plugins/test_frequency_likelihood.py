@@ -148,6 +148,22 @@ def test_statistics_are_exact_in_any_order_and_match_float_sums(ratio, d):
     assert lattice_frequencies([0.1, 0.2, 0.7]).sum() == 1.0
 
 
+@pytest.mark.parametrize("d", [3, 600])
+def test_statistics_hold_at_the_vertices(d):
+    """A frequency of exactly 1 is 2^40 lattice units, one bit above four 10-bit limbs: the statistics at a
+    vertex (where the simplex projection of a small sample starts) and next to it match float sums."""
+    rng = np.random.default_rng(9)
+    members = (rng.random((50, d)) < 0.4).astype(np.uint8)
+    near = np.zeros(d)
+    near[[0, 1]] = 1.0 - 2.0 ** -40, 2.0 ** -40
+    for theta in (np.eye(d)[0], np.eye(d)[d - 1], near):
+        stats = support_statistics(members, 5.0, lattice_frequencies(theta))
+        total = 1 + 4.0 * (members @ theta)
+        assert support_value(stats, "loglik", 5.0) == pytest.approx(np.log(total).sum(), abs=50 * 2.0 ** -31)
+        np.testing.assert_allclose(support_value(stats, "support", 5.0), (members / total[:, None]).sum(axis=0),
+                                   rtol=1e-8)
+
+
 @pytest.mark.parametrize("name", ["subset-selection", "local-hashing"])  # local hashing's supports kept in memory
 def test_every_way_of_reading_reports_gives_the_same_result(tmp_path, name):
     reports = reports_of(name, {}, 8, 5000, 2.0)
