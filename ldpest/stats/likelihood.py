@@ -392,14 +392,15 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     exact; each weight is rounded to 30 significant bits (``1 / T_i >= 1 / ratio``) and split into limbs of
     ``_limb_bits(d)`` bits (12 at d <= 32, 16 at d = 1000), whose block sums (one product) are integers below
     2^24; blocks add exactly in float64 (up to 2^29 reports a call), ``loglik`` (in units of 2^-30) as an
-    :class:`ExactSum`.  At most 2048 categories.  ``members`` is an (n, d) array, or a list of contiguous
-    column-major blocks of at most ``_block_rows(d)`` reports each (:func:`unpack_supports`), its blocks."""
-    from .exactsum import ExactSum
-
+    :class:`ExactSum`.  At most 2048 categories.  ``members`` is an (n, d) array, a list of contiguous
+    column-major blocks of at most ``_block_rows(d)`` reports each (:func:`unpack_supports`), its blocks, or
+    :class:`SparseSupports` (the same statistics to the bit, :func:`_sparse_statistics`)."""
     theta = np.asarray(theta, dtype=np.float64)
     d = theta.size
     if d > 1 << (24 - THETA_LIMB_BITS - 1):
         raise ValueError(f"support_statistics takes at most 2048 categories, got {d}")
+    if isinstance(members, SparseSupports):
+        return _sparse_statistics(members, ratio, theta)
     rows = _block_rows(d)
     if isinstance(members, list):  # blocks of at most `rows` reports, each contiguous and column-major
         if any(len(block) > rows for block in members):
@@ -418,9 +419,7 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
     theta_limbs = _limbs([(np.rint(np.ldexp(theta, THETA_BITS)), THETA_LIMBS)], THETA_LIMB_BITS)
     theta_scales = np.array([math.ldexp(1.0, THETA_LIMB_BITS * limb - THETA_BITS)
                              for limb in range(theta_limbs.shape[1])])
-    bits, square_bits = _weight_bits(ratio, 1), _weight_bits(ratio, 2)
-    limb_bits = _limb_bits(d)
-    count, square_count = bits // limb_bits + 1, square_bits // limb_bits + 1
+    count, square_count = _weight_limb_counts(ratio, d)
     blocks = [np.empty((min(rows, n), d), dtype=np.float32, order=order)
               for _ in range(max(1, min(SUPPORT_GROUP_BLOCKS, len(parts))))]
     theta_sums = np.empty((min(rows * len(blocks), n), theta_limbs.shape[1]), dtype=np.float32)
@@ -442,20 +441,90 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         np.matmul(theta_sums[:stop - start].astype(np.float64), theta_scales, out=total)
         total *= scale
         total += 1.0
-        weight = 1.0 / total
-        limbs[start:stop] = _limbs([(np.rint(np.ldexp(weight, bits)), count),
-                                    (np.rint(np.ldexp(weight * weight, square_bits)), square_count)], limb_bits)
+        limbs[start:stop] = _weight_limbs(total, ratio, d)
         for block, at in views:
             sums += limbs[at:at + block.shape[0]].T @ block if order == "C" else block.T @ limbs[at:at + block.shape[0]]
+    return _statistics(report_totals, limbs, sums.T if order == "F" else sums, count)
+
+
+def _weight_limb_counts(ratio: float, d: int) -> tuple[int, int]:
+    """How many limbs of ``_limb_bits(d)`` bits carry a report's weight ``1 / T_i`` and its square."""
+    limb_bits = _limb_bits(d)
+    return _weight_bits(ratio, 1) // limb_bits + 1, _weight_bits(ratio, 2) // limb_bits + 1
+
+
+def _weight_limbs(total: np.ndarray, ratio: float, d: int) -> np.ndarray:
+    """The limbs (float32, exact) of each report's weight ``1 / T_i`` and its square, from ``T_i``."""
+    count, square_count = _weight_limb_counts(ratio, d)
+    weight = 1.0 / total
+    return _limbs([(np.rint(np.ldexp(weight, _weight_bits(ratio, 1))), count),
+                   (np.rint(np.ldexp(weight * weight, _weight_bits(ratio, 2))), square_count)], _limb_bits(d))
+
+
+def _statistics(report_totals: np.ndarray, limbs: np.ndarray, sums: np.ndarray, count: int) -> dict[str, object]:
+    """The statistics of :func:`support_statistics` from every report's ``T_i``, its weight limbs and their
+    (limbs, d) sums over the reports that favour each category (integer-valued floats)."""
+    from .exactsum import ExactSum
+
+    n = report_totals.size
     loglik = sum(int(np.rint(np.log(report_totals[start:start + LOG_ROWS]) * float(2 ** UNIT_BITS))
                      .astype(np.int64).sum()) for start in range(0, n, LOG_ROWS))  # log T_i < 2^10: int64 sums
-    if order == "F":
-        sums = sums.T
     totals = limbs.sum(axis=0, dtype=np.float64).astype(np.int64)  # limbs below 2^24: exact below 2^29 reports
     sums = sums.astype(np.int64)
     return {"loglik": ExactSum(np.array([loglik], dtype=object), -UNIT_BITS, ()),
             "weight_sum": totals[:count], "weight_square_sum": totals[count:],
             "support": sums[:count], "support_square": sums[count:]}
+
+
+class SparseSupports(NamedTuple):
+    """0/1 supports of ``reports`` reports over ``categories`` categories, category by category (compressed
+    columns, :func:`sparse_supports`): the reports that favour category ``j`` are
+    ``favouring[starts[j]:starts[j + 1]]``, ascending."""
+
+    starts: np.ndarray
+    favouring: np.ndarray
+    reports: int
+    categories: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.starts.nbytes + self.favouring.nbytes
+
+    def __len__(self) -> int:
+        return self.reports
+
+
+def sparse_supports(members: np.ndarray) -> SparseSupports:
+    """Supports ``members`` ((n, d), 0 or 1) as :class:`SparseSupports`: ``2 s n d`` bytes at a share ``s`` of
+    favoured cells (``4 s n d`` above 2^16 reports), against ``n d / 8`` as bits.  From a column-major array
+    (local hashing's) one ``flatnonzero`` of its transpose, 0.34 ns a cell at d = 1000 and epsilon 4."""
+    n, d = members.shape
+    by_category = np.ascontiguousarray(members.T)  # a view of column-major supports
+    flat = np.flatnonzero(by_category.view(bool) if by_category.dtype in (np.uint8, np.int8) else by_category)
+    starts = np.searchsorted(flat, np.arange(d + 1, dtype=np.int64) * n)
+    favouring = flat - np.repeat(np.arange(d, dtype=np.int64) * n, np.diff(starts))
+    return SparseSupports(starts, favouring.astype(np.uint16 if n <= 1 << 16 else np.int32), n, d)
+
+
+def _sparse_statistics(supports: SparseSupports, ratio: float, theta: np.ndarray) -> dict[str, object]:
+    """:func:`support_statistics` of :class:`SparseSupports`, the same to the bit: ``theta(S_i)`` is the same exact
+    lattice sum and the limb sums the same integers, here as float64 products of a sparse matrix (exact below 2^53),
+    whose cost goes with the favoured cells only (at epsilon 4 local hashing favours 1 in 56)."""
+    from scipy import sparse
+
+    d, n = supports.categories, supports.reports
+    count, square_count = _weight_limb_counts(ratio, d)
+    matrix = sparse.csc_array((np.ones(supports.favouring.size), supports.favouring.astype(np.int32),
+                               supports.starts.astype(np.int32)), shape=(n, d))
+    lattice = np.ldexp(np.rint(np.ldexp(theta, THETA_BITS)), -THETA_BITS)
+    report_totals = matrix @ lattice  # exact: sums of multiples of 2^-40 below 2
+    report_totals *= float(ratio) - 1.0
+    report_totals += 1.0
+    limbs = np.empty((n, count + square_count), dtype=np.float32)
+    for start in range(0, n, LOG_ROWS):
+        limbs[start:start + LOG_ROWS] = _weight_limbs(report_totals[start:start + LOG_ROWS], ratio, d)
+    sums = (matrix.T @ limbs.astype(np.float64)).T  # below 2^(limb bits) n: exact
+    return _statistics(report_totals, limbs, sums, count)
 
 
 class PackedSupports(NamedTuple):

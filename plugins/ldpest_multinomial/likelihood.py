@@ -41,11 +41,13 @@ from ldpest import EstimateWarning, FrequencyOracle, IncompatibleError, Paramete
 from ldpest.stats.likelihood import (
     MLE_GAP,
     SUPPORT_MAX_RATIO,
+    PackedSupports,
     lattice_frequencies,
     off_diagonal_rank_one,
     pack_supports,
     secant_update,
     simplex_qp,
+    sparse_supports,
     support_gradient,
     support_model,
     support_statistics,
@@ -69,6 +71,8 @@ MAX_CATEGORIES = 2048  # the Newton model is a d x d matrix
 SUPPORT_ROWS_CELLS = 1 << 24  # report_support is asked for blocks of at most this many cells (16 MiB, in cache:
 # local hashing's pass 25% faster than with 2^22, docs/benchmarks.md)
 SUPPORT_CACHE_BYTES = 1 << 31  # computed supports (local hashing's) kept as bits between passes, per estimate
+SPARSE_SHARE = 1 / 16  # computed supports that favour at most this share of the cells go by category
+# (ldpest.stats.likelihood.SparseSupports): local hashing from epsilon 2.8
 _STATISTICS = ("loglik", "weight_sum", "weight_square_sum", "support", "support_square")
 
 
@@ -249,7 +253,9 @@ class FrequencyLikelihood(FrequencyEstimator):
 class _SupportCache:
     """The supports of reports held in memory, kept as bits between the passes of one estimate, where the
     oracle computes them (local hashing expands each report into its categories: 0.48 ns a cell at d = 1000,
-    against 0.05-0.09 to unpack the bits).  A chunk is known by its identity, through a weak reference, so that
+    against 0.05-0.09 to unpack the bits), or by category where at most ``SPARSE_SHARE`` of the cells are
+    favoured (:class:`ldpest.stats.likelihood.SparseSupports`, whose statistics cost far less, kept or not).
+    A chunk is known by its identity, through a weak reference, so that
     streamed chunks (new arrays each pass) are never taken for one another, and the bits of chunks that are
     gone are dropped at the next chunk.  At most ``limit`` bytes of bits are kept; where report_support returns
     the reports themselves (unary encodings), nothing is."""
@@ -263,7 +269,7 @@ class _SupportCache:
         found = self._kept.get(id(values))
         if found is not None and found[0]() is values and found[1] == (mechanism.spec_json, rows):
             for bits in found[2]:
-                yield unpack_supports(bits)
+                yield unpack_supports(bits) if isinstance(bits, PackedSupports) else bits
             return
         for key in [key for key, (reference, _, _) in self._kept.items() if reference() is None]:
             del self._kept[key]
@@ -275,7 +281,8 @@ class _SupportCache:
                 packed = None  # the reports are their own supports
                 yield members
                 continue
-            bits = pack_supports(members)  # 0.04 ns a cell, also where it is not kept
+            sparse = np.count_nonzero(members) <= SPARSE_SHARE * members.size  # 0.04 ns a cell
+            bits = sparse_supports(members) if sparse else pack_supports(members)  # 0.34 / 0.04 ns a cell
             if packed is not None:
                 room -= bits.nbytes
                 packed.append(bits)
@@ -283,7 +290,7 @@ class _SupportCache:
             # column-major supports as tiles even when not kept: a tile's copy is one run, a block's d short runs
             # (local hashing at 10^6, d = 1000, not kept: 8.6-8.9 s at epsilon 1 and 11.3-11.5 s at 4, against
             # 8.5 and 12.1-12.7 with 244f709's staged copies, which the tiles replace)
-            yield unpack_supports(bits) if bits.layout == "tiles" else members
+            yield bits if sparse else unpack_supports(bits) if bits.layout == "tiles" else members
         if packed:
             try:
                 self._kept[id(values)] = (weakref.ref(values), (mechanism.spec_json, rows), packed)

@@ -75,8 +75,10 @@ def test_the_spark_estimate_is_the_in_memory_one_bit_for_bit(spark, name, params
         assert result.attrs["n"] == 5000
 
 
-def test_an_estimator_of_several_passes_reads_the_frame_once_per_pass_bit_for_bit(spark):
-    mech = ldpest.mechanism("subset-selection", epsilon=2.0, categories=list(range(8)))
+@pytest.mark.parametrize("name,epsilon", [("subset-selection", 2.0), ("local-hashing", 4.0)])  # the latter's
+def test_an_estimator_of_several_passes_reads_the_frame_once_per_pass_bit_for_bit(spark, name, epsilon):
+    # supports go by category (SparseSupports) on the executors
+    mech = ldpest.mechanism(name, epsilon=epsilon, categories=list(range(8)))
     reports = mech.privatize(np.random.default_rng(1).choice(8, 4000, p=np.exp(-np.arange(8)) / np.exp(
         -np.arange(8)).sum()), rng=2)
     assert_passes_agree(spark, reports, mech, "frequency-likelihood")

@@ -9,6 +9,7 @@ of reading reports gives the same result bit for bit; edges and bad input give c
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 import warnings
 from pathlib import Path
@@ -20,7 +21,14 @@ from scipy.optimize import minimize
 
 import ldpest
 from ldpest import EstimateWarning, IncompatibleError, ParameterError
-from ldpest.stats.likelihood import lattice_frequencies, off_diagonal_rank_one, support_statistics, support_value
+from ldpest.stats.likelihood import (
+    SparseSupports,
+    lattice_frequencies,
+    off_diagonal_rank_one,
+    sparse_supports,
+    support_statistics,
+    support_value,
+)
 from ldpest.testing import ConformanceError
 from ldpest.testing.moments import report_support_matches_channel
 
@@ -165,8 +173,9 @@ def test_statistics_hold_at_the_vertices(d):
 
 
 @pytest.mark.parametrize("name", ["subset-selection", "local-hashing"])  # local hashing's supports kept in memory
-def test_every_way_of_reading_reports_gives_the_same_result(tmp_path, name):
-    reports = reports_of(name, {}, 8, 5000, 2.0)
+@pytest.mark.parametrize("epsilon", [2.0, 4.0])  # local hashing's supports as bits; by category
+def test_every_way_of_reading_reports_gives_the_same_result(tmp_path, name, epsilon):
+    reports = reports_of(name, {}, 8, 5000, epsilon)
     estimator = ldpest.estimator("frequency-likelihood")
     expected = ldpest.estimate(reports, estimator)
     assert expected.attrs["mle_passes"] >= 3
@@ -375,13 +384,14 @@ def _counting_supports(monkeypatch, reports):
     return calls
 
 
+@pytest.mark.parametrize("epsilon", [2.0, 4.0])  # as bits; by category (SparseSupports: 1 in 56 and 2 in 40 favoured)
 @pytest.mark.parametrize("name,params", [("local-hashing", {}), ("subset-selection", {"report_form": "indices",
                                                                                       "subset_size": 2})],
                          ids=["olh", "subset-indices"])
-def test_computed_supports_are_kept_between_passes_and_change_nothing(monkeypatch, name, params):
+def test_computed_supports_are_kept_between_passes_and_change_nothing(monkeypatch, name, params, epsilon):
     from ldpest_multinomial import likelihood
 
-    reports = reports_of(name, params, 40, 3000, 2.0)
+    reports = reports_of(name, params, 40, 3000, epsilon)
     monkeypatch.setattr(likelihood, "SUPPORT_ROWS_CELLS", 40 * 700)  # five blocks of 700 reports, the last short
     calls = _counting_supports(monkeypatch, reports)
     kept = ldpest.estimate(reports, ldpest.estimator("frequency-likelihood"))
@@ -409,9 +419,67 @@ def test_supports_that_do_not_fit_or_are_the_reports_are_not_kept(monkeypatch):
     assert cache._kept == {}  # unary reports are their own supports: nothing to keep
 
 
+def _dense(supports) -> np.ndarray:
+    """The (n, d) 0/1 array of SparseSupports."""
+    out = np.zeros((supports.reports, supports.categories), dtype=np.uint8)
+    categories = np.repeat(np.arange(supports.categories), np.diff(supports.starts))
+    out[supports.favouring.astype(np.int64), categories] = 1
+    return out
+
+
 def _stacked(blocks) -> np.ndarray:
     """The supports that _SupportCache.blocks gave, block after block (a list where they were kept as tiles)."""
-    return np.vstack([np.vstack(block) if isinstance(block, list) else block for block in blocks])
+    return np.vstack([np.vstack(block) if isinstance(block, list) else _dense(block)
+                      if isinstance(block, SparseSupports) else block for block in blocks])
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_supports_by_category_change_no_estimate(monkeypatch, epsilon):
+    """Sparse supports (SPARSE_SHARE, at most 1 in 16 cells favoured: local hashing at epsilon 4, not 1) and bits
+    give the same estimate to the bit, whichever is used; at epsilon 4 the statistics do go by category."""
+    from ldpest_multinomial import likelihood
+
+    reports = reports_of("local-hashing", {}, 60, 4000, epsilon)
+    estimates, kinds = [], []
+    blocks = likelihood._SupportCache.blocks
+
+    def seen(self, *args):
+        for block in blocks(self, *args):
+            kinds.append(type(block).__name__)
+            yield block
+
+    monkeypatch.setattr(likelihood._SupportCache, "blocks", seen)
+    default = likelihood.SPARSE_SHARE
+    for share in (default, 0.0, 1.0):
+        monkeypatch.setattr(likelihood, "SPARSE_SHARE", share)
+        kinds.clear()
+        estimates.append(ldpest.estimate(reports, ldpest.estimator("frequency-likelihood")))
+        if share == default:
+            assert (set(kinds) == {"SparseSupports"}) if epsilon == 4.0 else ("SparseSupports" not in kinds)
+    xr.testing.assert_identical(estimates[0], estimates[1])
+    xr.testing.assert_identical(estimates[0], estimates[2])
+    assert estimates[0].attrs["mle_passes"] >= 3
+
+
+@pytest.mark.parametrize("d", [2, 7, 30, 1000, 2048])
+def test_sparse_supports_give_the_same_statistics(d):
+    """SparseSupports hold exactly the favoured cells, from either layout, and give support_statistics to the bit,
+    also at iterates off the lattice and with more than 2^16 reports (int32 report numbers)."""
+    rng = np.random.default_rng(d + 1)
+    thetas = [lattice_frequencies(rng.dirichlet(np.full(d, 0.5))), rng.dirichlet(np.ones(d)), np.eye(d)[d - 1]]
+    for n in (0, 1, 9, 700) + ((70_000,) if d <= 7 else ()):
+        for share in (0.01, 0.3):
+            members = (rng.random((n, d)) < share).astype(np.uint8)
+            for layout in (members, np.asfortranarray(members)):
+                supports = sparse_supports(layout)
+                assert np.array_equal(_dense(supports), members)
+                assert supports.favouring.dtype == (np.uint16 if n <= 1 << 16 else np.int32)
+                for theta, ratio in itertools.product(thetas, (1.5, 60.0, 5e21)):
+                    expected = support_statistics(members, ratio, theta)
+                    found = support_statistics(supports, ratio, theta)
+                    assert expected["loglik"] == found["loglik"]
+                    for key in ("weight_sum", "weight_square_sum", "support", "support_square"):
+                        assert np.array_equal(expected[key], found[key]), (n, key)
 
 
 def test_streamed_chunks_are_never_taken_for_one_another():
