@@ -433,13 +433,16 @@ def _stacked(blocks) -> np.ndarray:
                       if isinstance(block, SparseSupports) else block for block in blocks])
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 4.0])
-def test_supports_by_category_change_no_estimate(monkeypatch, epsilon):
-    """Sparse supports (SPARSE_SHARE, at most 1 in 16 cells favoured: local hashing at epsilon 4, not 1) and bits
-    give the same estimate to the bit, whichever is used; at epsilon 4 the statistics do go by category."""
+@pytest.mark.parametrize("name,epsilon,sparse", [("local-hashing", 1.0, False), ("local-hashing", 4.0, True),
+                                                 ("unary-randomized-response", 8.0, True),
+                                                 ("subset-selection", 4.0, True)])
+def test_supports_by_category_change_no_estimate(monkeypatch, name, epsilon, sparse):
+    """Sparse supports (SPARSE_SHARE: at most 1 in 16 cells favoured, as local hashing at epsilon 4, unary at 8,
+    subset selection's bits at 4) and dense ones give the same estimate to the bit, whichever is used, and where
+    the supports are sparse the statistics do go by category, the reports' own (unary, subset bits) too."""
     from ldpest_multinomial import likelihood
 
-    reports = reports_of("local-hashing", {}, 60, 4000, epsilon)
+    reports = reports_of(name, {}, 60, 4000, epsilon)
     estimates, kinds = [], []
     blocks = likelihood._SupportCache.blocks
 
@@ -449,13 +452,15 @@ def test_supports_by_category_change_no_estimate(monkeypatch, epsilon):
             yield block
 
     monkeypatch.setattr(likelihood._SupportCache, "blocks", seen)
+    calls = _counting_supports(monkeypatch, reports)
     default = likelihood.SPARSE_SHARE
     for share in (default, 0.0, 1.0):
         monkeypatch.setattr(likelihood, "SPARSE_SHARE", share)
         kinds.clear()
         estimates.append(ldpest.estimate(reports, ldpest.estimator("frequency-likelihood")))
         if share == default:
-            assert (set(kinds) == {"SparseSupports"}) if epsilon == 4.0 else ("SparseSupports" not in kinds)
+            assert (set(kinds) == {"SparseSupports"}) if sparse else ("SparseSupports" not in kinds)
+            assert calls == [4000]  # kept after the first likelihood pass, by category or as bits
     xr.testing.assert_identical(estimates[0], estimates[1])
     xr.testing.assert_identical(estimates[0], estimates[2])
     assert estimates[0].attrs["mle_passes"] >= 3
