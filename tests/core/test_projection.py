@@ -170,10 +170,14 @@ def test_long_rows_are_solved_from_their_largest_values_to_the_bit(d, start, mon
     largest = [project_simplex(rows, total) for total in (1.0, 0.3)]
     largest += [affine_count_mle(counts, offset) for offset in (1e-3, 0.3, 30.0)]
     sizes = sorted_sizes[:]
+    alone = [(project_simplex(rows[index]), affine_count_mle(counts[index], 0.3)) for index in (4, 8)]
     monkeypatch.setattr(projection, "_LARGEST_FROM", d + 1)  # every row by the full sort
     full = [project_simplex(rows, total) for total in (1.0, 0.3)]
     full += [affine_count_mle(counts, offset) for offset in (1e-3, 0.3, 30.0)]
     for fast, slow in zip(largest, full, strict=True):
         np.testing.assert_array_equal(fast, slow)
+    for index, (simplex, water) in zip((4, 8), alone, strict=True):  # a row alone (an estimate's own) as in the batch
+        np.testing.assert_array_equal(simplex, full[0][index])
+        np.testing.assert_array_equal(water, full[3][index])
     solves = 5 * rows.shape[0]
     assert 0 < sizes.count(d) <= solves // 3  # 20-27 of 90 here: the rows that need every value
