@@ -315,7 +315,6 @@ UNIT_BITS = 30  # per-report terms keep 30 significant bits (a relative change b
 # ... as integers split into limbs of 24 - log2(block rows) bits (12 at d <= 32, 16 at d = 1000: _limb_bits), so that
 # a block's float32 sum of limbs is exact
 THETA_LIMB_BITS = 10  # the iterate's units in 10-bit limbs: theta(S_i) is a float32 sum of at most 2^11 of them
-THETA_LIMBS = THETA_BITS // THETA_LIMB_BITS + 1  # a frequency of 1 is 2^40 units: one bit above four limbs
 LOG_ROWS = 1 << 22  # per-report log T_i (below 2^40 units) summed as int64 this many at a time
 SUPPORT_MAX_RATIO = 2.0 ** 400  # beyond, the squared weights' units leave float64
 
@@ -416,7 +415,10 @@ def support_statistics(members: np.ndarray, ratio: float, theta) -> dict[str, ob
         order = "F" if _column_major(members) else "C"
         parts = [(at, members[at:at + rows]) for at in range(0, n, rows)]
     scale = float(ratio) - 1.0
-    theta_limbs = _limbs([(np.rint(np.ldexp(theta, THETA_BITS)), THETA_LIMBS)], THETA_LIMB_BITS)
+    units = np.rint(np.ldexp(theta, THETA_BITS))
+    # a frequency of 1 is 2^40 units, one bit above four 10-bit limbs: a fifth limb at a vertex only (it costs 8%)
+    theta_limbs = _limbs([(units, THETA_BITS // THETA_LIMB_BITS + int(units.max() >= 2.0 ** THETA_BITS))],
+                         THETA_LIMB_BITS)
     theta_scales = np.array([math.ldexp(1.0, THETA_LIMB_BITS * limb - THETA_BITS)
                              for limb in range(theta_limbs.shape[1])])
     count, square_count = _weight_limb_counts(ratio, d)
