@@ -74,7 +74,8 @@ SUPPORT_CACHE_BYTES = 1 << 31  # computed supports (local hashing's) kept as bit
 SPARSE_SHARE = 1 / 16  # computed supports that favour at most this share of the cells go by category
 # (ldpest.stats.likelihood.SparseSupports): local hashing from epsilon 2.8, OUE and subset selection's bits from
 # epsilon 2.8 at d = 1000
-SPARSE_SAMPLE = 16  # ... judged from every 16th report of a block (the whole block: 10% more time at epsilon 1)
+SPARSE_SAMPLE = 16  # ... judged from every 16th report of a block (counting the whole block made epsilon 1
+# 2-13% slower with unary, OUE and subset reports at 10^6)
 _STATISTICS = ("loglik", "weight_sum", "weight_square_sum", "support", "support_square")
 
 
@@ -253,14 +254,14 @@ class FrequencyLikelihood(FrequencyEstimator):
 
 
 class _SupportCache:
-    """The supports of reports held in memory, kept as bits between the passes of one estimate, where the
+    """The supports of reports held in memory, kept between the passes of one estimate: as bits where the
     oracle computes them (local hashing expands each report into its categories: 0.48 ns a cell at d = 1000,
-    against 0.05-0.09 to unpack the bits), or by category where at most ``SPARSE_SHARE`` of the cells are
+    against 0.05-0.09 to unpack the bits), and by category wherever at most ``SPARSE_SHARE`` of the cells are
     favoured (:class:`ldpest.stats.likelihood.SparseSupports`, whose statistics cost far less, kept or not).
-    A chunk is known by its identity, through a weak reference, so that
-    streamed chunks (new arrays each pass) are never taken for one another, and the bits of chunks that are
-    gone are dropped at the next chunk.  At most ``limit`` bytes of bits are kept; where report_support returns
-    the reports themselves (unary encodings), nothing is."""
+    Dense supports that are the reports themselves (unary encodings) are read as they are, and nothing is kept.
+    A chunk is known by its identity, through a weak reference, so that streamed chunks (new arrays each pass)
+    are never taken for one another, and what was kept for chunks that are gone is dropped at the next chunk.
+    At most ``limit`` bytes are kept."""
 
     def __init__(self, limit: int):
         self.limit, self._kept = limit, {}  # id(values) -> (weak reference, (mechanism, rows), bits)
@@ -285,7 +286,8 @@ class _SupportCache:
                 packed = None  # the reports are their own supports
                 yield members
                 continue
-            bits = sparse_supports(members) if sparse else pack_supports(members)  # 0.34 / 0.04 ns a cell
+            # 0.34 ns a cell (local hashing's) by category, 0.04 as bits
+            bits = sparse_supports(members) if sparse else pack_supports(members)
             if packed is not None:
                 room -= bits.nbytes
                 packed.append(bits)
